@@ -1,0 +1,51 @@
+// Command agent-backend is the agentbe CLI:
+//
+//	agent-backend daemon --rootDir DIR [flags]      serve a workspace (MCP, SSH)
+//	agent-backend sftp-server --rootDir DIR        SFTP on stdin/stdout, jailed to DIR
+//
+// It is a drop-in for the TypeScript reference's `agent-backend` binary: the
+// flags are the ones its client passes.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is reported by --version and /health.
+const version = "0.1.0"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes the CLI and returns the process exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 1
+	}
+	switch args[0] {
+	case "daemon":
+		return runDaemon(args[1:], stdin, stdout, stderr)
+	case "sftp-server":
+		return runSFTPServer(args[1:], stdin, stdout, stderr)
+	case "--version", "-v", "version":
+		fmt.Fprintln(stdout, version)
+		return 0
+	case "--help", "-h", "help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "agent-backend: unknown command %q\n", args[0])
+	usage(stderr)
+	return 1
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  agent-backend daemon --rootDir DIR [--local-only] [--scopePath P] [--isolation auto|bwrap|software|none] [--shell auto|bash|sh] [--port N] [--auth-token T]
+  agent-backend sftp-server --rootDir DIR
+`)
+}

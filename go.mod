@@ -1,0 +1,3 @@
+module github.com/agentbe/agent-backend
+
+go 1.25

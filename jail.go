@@ -1,0 +1,221 @@
+package agentbe
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sync"
+	"syscall"
+
+	"github.com/agentbe/agent-backend/internal/wspath"
+)
+
+// jail is an *os.Root on a workspace directory, opened lazily for scopes
+// (whose directory may not exist yet). Every file access of a Local backend
+// goes through it, so no symbolic link can lead outside.
+type jail struct {
+	parent *jail  // nil for the workspace root
+	rel    string // path of this jail relative to parent
+	life   *lifecycle
+
+	mu       sync.Mutex
+	root     *os.Root
+	hostReal string // symlink-free host path of the directory
+}
+
+// openRootJail opens the workspace root itself.
+func openRootJail(hostDir string, life *lifecycle) (*jail, error) {
+	real, err := evalDir(hostDir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, err
+	}
+	life.Track(r)
+	return &jail{root: r, hostReal: real, life: life}, nil
+}
+
+// sub returns the jail of directory rel (clean, relative) below j.
+func (j *jail) sub(rel string) *jail {
+	if rel == "." {
+		return j
+	}
+	return &jail{parent: j, rel: rel, life: j.life}
+}
+
+// get returns the open root, opening it first if needed. A scope directory
+// that does not exist yet yields an fs.ErrNotExist error and is retried on
+// the next call.
+func (j *jail) get() (*os.Root, string, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.root != nil {
+		return j.root, j.hostReal, nil
+	}
+	pr, phost, err := j.parent.get()
+	if err != nil {
+		return nil, "", err
+	}
+	realRel, err := wspath.RealPath(pr, phost, j.rel)
+	if err != nil {
+		return nil, "", err
+	}
+	r, err := pr.OpenRoot(realRel)
+	if err != nil {
+		return nil, "", err
+	}
+	j.root, j.hostReal = r, wspath.Join(phost, realRel)
+	j.life.Track(r)
+	return r, j.hostReal, nil
+}
+
+func evalDir(dir string) (string, error) {
+	real, err := filepathEval(dir)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", &fs.PathError{Op: "open", Path: dir, Err: syscall.ENOTDIR}
+	}
+	return real, nil
+}
+
+// isRootEscape reports whether err is os.Root refusing a link that it
+// considers to leave the root (every absolute link does, even one pointing
+// inside; those are retried through wspath.RealPath).
+func isRootEscape(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent"
+}
+
+// follow retries op on the link-free path of rel after os.Root refused a
+// link: absolute links that point inside the workspace work, the others
+// yield ErrPathEscape.
+func follow[T any](r *os.Root, host, rel string, op func(string) (T, error)) (T, error) {
+	v, err := op(rel)
+	if err == nil || !isRootEscape(err) {
+		return v, err
+	}
+	real, rerr := wspath.RealPath(r, host, rel)
+	if rerr != nil {
+		var zero T
+		return zero, rerr
+	}
+	return op(real)
+}
+
+// tempName returns a hidden sibling name for an atomic replacement of rel.
+func tempName(rel string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	dir, base := path.Split(rel)
+	return dir + "." + base + "." + hex.EncodeToString(b[:]) + ".tmp"
+}
+
+// atomicFile writes to a temporary sibling and renames it over the target on
+// Close; until then the target keeps its previous content.
+type atomicFile struct {
+	ctx    context.Context
+	root   *os.Root
+	f      *os.File
+	tmp    string
+	target string
+	mode   fs.FileMode
+	keep   bool // chmod the result to mode (the replaced file's bits)
+	done   func(error)
+	closed bool
+}
+
+// createAtomic prepares an atomic replacement of rel: it follows a final
+// symbolic link inside the workspace (so writing through a link replaces the
+// target, as the MCP filesystem server does), keeps the old mode bits, and
+// creates missing parent directories.
+func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFile, error) {
+	if rel == "." {
+		return nil, &fs.PathError{Op: "write", Path: ".", Err: syscall.EISDIR}
+	}
+	target := rel
+	mode, keep := fs.FileMode(0o644), false
+	if fi, err := r.Lstat(rel); err == nil {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			real, err := wspath.RealPath(r, host, rel)
+			if err != nil {
+				return nil, err
+			}
+			target = real
+			fi, err = r.Stat(real)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+		}
+		if fi != nil && fi.Mode().IsRegular() {
+			mode, keep = fi.Mode().Perm(), true
+		} else if fi != nil && fi.IsDir() {
+			return nil, &fs.PathError{Op: "write", Path: rel, Err: syscall.EISDIR}
+		}
+	}
+	tmp := tempName(target)
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if errors.Is(err, fs.ErrNotExist) {
+		if merr := r.MkdirAll(path.Dir(target), 0o755); merr != nil {
+			return nil, merr
+		}
+		f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &atomicFile{ctx: ctx, root: r, f: f, tmp: tmp, target: target, mode: mode, keep: keep}, nil
+}
+
+func (a *atomicFile) Write(p []byte) (int, error) { return a.f.Write(p) }
+
+// ReadFrom lets io.Copy use copy_file_range/splice when the source allows.
+func (a *atomicFile) ReadFrom(r io.Reader) (int64, error) { return a.f.ReadFrom(r) }
+
+// Close commits the content, unless the context was cancelled or a write
+// failed, in which case the temporary file is removed and the target is left
+// as it was.
+func (a *atomicFile) Close() error {
+	if a.closed {
+		return fs.ErrClosed
+	}
+	a.closed = true
+	err := a.f.Close()
+	if err == nil && a.ctx != nil {
+		err = a.ctx.Err()
+	}
+	if err == nil && a.keep {
+		err = a.root.Chmod(a.tmp, a.mode)
+	}
+	if err == nil {
+		err = a.root.Rename(a.tmp, a.target)
+	}
+	if err != nil {
+		_ = a.root.Remove(a.tmp)
+	}
+	if a.done != nil {
+		a.done(err)
+	}
+	return err
+}
+
+// abort discards the temporary file.
+func (a *atomicFile) abort() {
+	if !a.closed {
+		a.closed = true
+		_ = a.f.Close()
+		_ = a.root.Remove(a.tmp)
+	}
+}

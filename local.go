@@ -1,0 +1,209 @@
+package agentbe
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/agentbe/agent-backend/internal/wspath"
+)
+
+// Shell selects the shell commands run in.
+type Shell string
+
+// Shell preferences. The zero value ("") means ShellAuto.
+const (
+	ShellAuto Shell = "auto" // /bin/bash if present, else /bin/sh
+	ShellBash Shell = "bash"
+	ShellSh   Shell = "sh"
+)
+
+// LocalConfig configures a Local backend. Only RootDir is required; the zero
+// value of every other field is the safe default.
+type LocalConfig struct {
+	// RootDir is the workspace directory. It is created (0755) if missing
+	// and resolved to an absolute path.
+	RootDir string
+	// Isolation sandboxes commands; "" means IsolationAuto.
+	Isolation Isolation
+	// Shell selects the shell; "" means ShellAuto. It is resolved once, at
+	// construction.
+	Shell Shell
+	// AllowDangerous turns off the dangerous-command check. By default every
+	// command is checked with CheckCommand before it runs, whatever the
+	// isolation mode.
+	AllowDangerous bool
+	// Safety adds patterns to the dangerous-command check.
+	Safety SafetyPolicy
+	// MaxOutputBytes, when positive, truncates collected stdout to that many
+	// bytes and appends a note giving the original length.
+	MaxOutputBytes int
+	// Env is added to every command's environment (over the process env).
+	Env map[string]string
+	// Logger receives operations; nil logs nothing.
+	Logger OpLogger
+	// LogMode selects the operations Logger receives.
+	LogMode LogMode
+}
+
+// Local is a backend on a local directory. File operations go through an
+// *os.Root opened on the workspace, so symbolic links can never lead outside
+// it; commands run through the configured shell and isolation.
+type Local struct {
+	cfg     LocalConfig
+	rootDir string // absolute, as configured
+	life    *lifecycle
+	jail    *jail
+	shell   string
+	sb      sandbox
+	log     opLog
+	scopes  *scopeSet
+	view    bool // an internal view of a sub-directory, used by scopes
+}
+
+var _ Backend = (*Local)(nil)
+
+// NewLocal validates cfg and opens the workspace. It fails with an *Error
+// of code INVALID_CONFIGURATION (bad config, unusable RootDir) or
+// MISSING_UTILITIES (no shell, or bwrap requested but unusable).
+func NewLocal(cfg LocalConfig) (*Local, error) {
+	if cfg.RootDir == "" {
+		return nil, configErr("RootDir is required", nil)
+	}
+	if cfg.MaxOutputBytes < 0 {
+		return nil, configErr("MaxOutputBytes must not be negative", nil)
+	}
+	switch cfg.Isolation {
+	case "", IsolationAuto, IsolationBwrap, IsolationSoftware, IsolationNone:
+	default:
+		return nil, configErr("unknown isolation mode "+string(cfg.Isolation), nil)
+	}
+	abs, err := filepath.Abs(cfg.RootDir)
+	if err != nil {
+		return nil, configErr("RootDir", err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, configErr("cannot create RootDir", err)
+	}
+	shell, err := resolveShell(cfg.Shell)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := newSandbox(cfg.Isolation)
+	if err != nil {
+		return nil, err
+	}
+	life := newLifecycle(StatusConnected)
+	j, err := openRootJail(abs, life)
+	if err != nil {
+		return nil, configErr("cannot open RootDir", err)
+	}
+	return &Local{
+		cfg: cfg, rootDir: abs, life: life, jail: j, shell: shell, sb: sb,
+		log: opLog{logger: cfg.Logger, mode: cfg.LogMode}, scopes: newScopeSet(),
+	}, nil
+}
+
+func configErr(msg string, err error) error {
+	if err == nil {
+		err = ErrInvalidConfig
+	} else {
+		err = &wrapped{msg: "invalid configuration", err: err, is: ErrInvalidConfig}
+	}
+	return &Error{Code: CodeInvalidConfiguration, Op: "config", Reason: msg, Err: err}
+}
+
+// Kind reports KindLocal.
+func (l *Local) Kind() Kind { return KindLocal }
+
+// RootDir returns the absolute workspace directory.
+func (l *Local) RootDir() string { return l.rootDir }
+
+// Status reports StatusConnected until Destroy, then StatusDestroyed.
+func (l *Local) Status() Status { return l.life.Status() }
+
+// OnStatusChange subscribes fn to status transitions.
+func (l *Local) OnStatusChange(fn func(old, new Status)) func() { return l.life.OnStatusChange(fn) }
+
+// Track registers c to be closed by Destroy.
+func (l *Local) Track(c io.Closer) { l.life.Track(c) }
+
+// Isolation reports the effective isolation mode (auto resolved).
+func (l *Local) Isolation() Isolation { return l.sb.mode() }
+
+// Destroy closes every tracked resource (MCP clients, the workspace root
+// handle) and moves to StatusDestroyed. Scopes are not destroyed: they
+// become orphans whose operations fail with ErrDestroyed.
+func (l *Local) Destroy(ctx context.Context) error {
+	if l.view {
+		return nil
+	}
+	return l.life.destroy()
+}
+
+// Scope returns a view restricted to the sub-directory p.
+func (l *Local) Scope(p string, opts ScopeOptions) (*Scope, error) {
+	return newScope(l, l, p, opts)
+}
+
+// subtree returns an internal Local confined to the directory rel: its own
+// *os.Root, so links inside it cannot reach sibling directories.
+func (l *Local) subtree(rel string) Backend {
+	c := *l
+	c.jail = l.jail.sub(rel)
+	c.rootDir = wspath.Join(l.rootDir, rel)
+	c.log = opLog{}
+	c.view = true
+	c.scopes = nil
+	return &c
+}
+
+func (l *Local) scopeSet() *scopeSet { return l.scopes }
+
+// alive fails once the backend is destroyed.
+func (l *Local) alive(op, p string) error {
+	if l.life.Status() == StatusDestroyed {
+		return &Error{Code: CodeDestroyed, Op: op, Path: p, Backend: KindLocal, Err: ErrDestroyed}
+	}
+	return nil
+}
+
+// scopeSet records a backend's live child scopes.
+type scopeSet struct {
+	mu sync.Mutex
+	m  map[*Scope]struct{}
+}
+
+func newScopeSet() *scopeSet { return &scopeSet{m: map[*Scope]struct{}{}} }
+
+func (s *scopeSet) add(c *Scope) {
+	s.mu.Lock()
+	s.m[c] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *scopeSet) remove(c *Scope) {
+	s.mu.Lock()
+	delete(s.m, c)
+	s.mu.Unlock()
+}
+
+func (s *scopeSet) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
+
+func filepathEval(p string) (string, error) { return filepath.EvalSymlinks(p) }
+
+// wrapped is an error with its own message that matches a sentinel.
+type wrapped struct {
+	msg string
+	err error
+	is  error
+}
+
+func (w *wrapped) Error() string        { return w.msg + ": " + w.err.Error() }
+func (w *wrapped) Unwrap() []error      { return []error{w.err, w.is} }

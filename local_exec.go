@@ -1,0 +1,218 @@
+package agentbe
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentbe/agent-backend/internal/wspath"
+)
+
+// resolveShell picks the shell once per backend, as daemon.md says: bash is
+// /bin/bash, sh is /bin/sh, auto prefers /bin/bash and falls back to /bin/sh.
+func resolveShell(s Shell) (string, error) {
+	var candidates []string
+	switch s {
+	case "", ShellAuto:
+		candidates = []string{"/bin/bash", "/bin/sh"}
+	case ShellBash:
+		candidates = []string{"/bin/bash"}
+	case ShellSh:
+		candidates = []string{"/bin/sh"}
+	default:
+		return "", configErr("unknown shell "+string(s), nil)
+	}
+	for _, c := range candidates {
+		if fi, err := os.Stat(c); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return c, nil
+		}
+	}
+	return "", &Error{Code: CodeMissingUtilities, Op: "config",
+		Reason: "no usable shell (" + strings.Join(candidates, ", ") + ")", Err: ErrMissingUtility}
+}
+
+// Exec runs command with the backend's shell in the workspace root (or
+// opts.Dir) and returns its standard output. See ExecOptions.
+//
+// The command is first checked with CheckCommand unless AllowDangerous is
+// set. The environment is the process environment (not under bwrap), then
+// LocalConfig.Env, then the scope's and the call's Env; HOME and PWD are the
+// working directory. Cancelling ctx or reaching opts.Timeout kills the
+// command's whole process group. A non-zero exit yields an *Error of code
+// EXEC_FAILED wrapping an *ExitError; a command that could not be started
+// yields EXEC_ERROR.
+func (l *Local) Exec(ctx context.Context, command string, opts ExecOptions) ([]byte, error) {
+	start := time.Now()
+	out, stderr, err := l.exec(ctx, command, opts)
+	if l.log.logger != nil {
+		l.log.logExec(start, command, string(out), stderr, err)
+	}
+	return out, err
+}
+
+func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]byte, string, error) {
+	if err := l.alive("exec", ""); err != nil {
+		return nil, "", err
+	}
+	if strings.TrimSpace(command) == "" {
+		return nil, "", &Error{Code: CodeEmptyCommand, Op: "exec", Backend: KindLocal, Err: ErrEmptyCommand}
+	}
+	if !l.cfg.AllowDangerous {
+		if err := CheckCommand(command, l.cfg.Safety); err != nil {
+			return nil, "", err
+		}
+	}
+	root, host, err := l.jail.get()
+	if err != nil {
+		return nil, "", l.fail("exec", ".", err)
+	}
+	workRel, err := l.workDir(root, host, opts.Dir)
+	if err != nil {
+		return nil, "", err
+	}
+	argv, env, dir := l.sb.command(sandboxSpec{Shell: l.shell, Command: command,
+		HostRoot: host, WorkRel: workRel, Env: mergeMaps(l.cfg.Env, opts.Env)})
+
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir, cmd.Stdin = env, dir, opts.Stdin
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// Grandchildren may hold the output pipes open after a kill.
+	cmd.WaitDelay = 2 * time.Second
+
+	stdout := &capBuffer{max: l.cfg.MaxOutputBytes}
+	stderr := &capBuffer{max: maxStderrKept}
+	if opts.Stdout != nil {
+		cmd.Stdout = opts.Stdout
+	} else {
+		cmd.Stdout = stdout
+	}
+	if opts.Stderr != nil {
+		cmd.Stderr = multiWriter{opts.Stderr, stderr}
+	} else {
+		cmd.Stderr = stderr
+	}
+	runErr := cmd.Run()
+	if runErr == nil {
+		if opts.Stdout != nil {
+			return nil, stderr.String(), nil
+		}
+		return stdout.result(), stderr.String(), nil
+	}
+	if ctx.Err() != nil {
+		return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
+			Backend: KindLocal, Err: ctx.Err()}
+	}
+	var ee *exec.ExitError
+	if !errors.As(runErr, &ee) {
+		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
+			Err: errors.New("cannot start command: " + scrubHost(runErr.Error(), host))}
+	}
+	xe := &ExitError{Command: command, ExitCode: ee.ExitCode(), Stdout: stdout.result(), Stderr: stderr.Bytes()}
+	return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
+		Backend: KindLocal, Err: xe}
+}
+
+// workDir validates opts.Dir: it must resolve (links followed inside the
+// jail) to an existing directory.
+func (l *Local) workDir(root *os.Root, host, dir string) (string, error) {
+	if dir == "" {
+		return ".", nil
+	}
+	rel, err := wspath.Resolve(l.rootDir, dir)
+	if err != nil {
+		return "", l.fail("exec", dir, err)
+	}
+	real, err := wspath.RealPath(root, host, rel)
+	if err != nil {
+		return "", l.fail("exec", dir, err)
+	}
+	fi, err := root.Stat(real)
+	if err != nil {
+		return "", l.fail("exec", dir, err)
+	}
+	if !fi.IsDir() {
+		return "", l.fail("exec", dir, fmt.Errorf("working directory %q is not a directory", dir))
+	}
+	return real, nil
+}
+
+// scrubHost removes the workspace's host path from a message.
+func scrubHost(msg, host string) string {
+	if host == "" || host == "/" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, host, "<workspace>")
+}
+
+func mergeMaps(maps ...map[string]string) map[string]string {
+	n := 0
+	for _, m := range maps {
+		n += len(m)
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make(map[string]string, n)
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// maxStderrKept bounds the stderr kept for an *ExitError.
+const maxStderrKept = 1 << 20
+
+// capBuffer collects output up to max bytes (0: unlimited) and counts the
+// rest, so a chatty command cannot exhaust memory.
+type capBuffer struct {
+	bytes.Buffer
+	max   int
+	total int64
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	c.total += int64(len(p))
+	if c.max > 0 {
+		room := c.max - c.Buffer.Len()
+		if room <= 0 {
+			return len(p), nil
+		}
+		if len(p) > room {
+			c.Buffer.Write(p[:room])
+			return len(p), nil
+		}
+	}
+	return c.Buffer.Write(p)
+}
+
+// result returns the collected output, with a note when it was truncated.
+func (c *capBuffer) result() []byte {
+	if c.max > 0 && c.total > int64(c.Buffer.Len()) {
+		fmt.Fprintf(&c.Buffer, "\n\n... [Output truncated. Full output was %d bytes, showing first %d]",
+			c.total, c.max)
+	}
+	return c.Buffer.Bytes()
+}
+
+// multiWriter writes to both writers; the first one's error wins.
+type multiWriter [2]interface{ Write([]byte) (int, error) }
+
+func (m multiWriter) Write(p []byte) (int, error) {
+	n, err := m[0].Write(p)
+	_, _ = m[1].Write(p)
+	return n, err
+}

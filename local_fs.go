@@ -1,0 +1,397 @@
+package agentbe
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/agentbe/agent-backend/internal/wspath"
+)
+
+// at resolves p for op and returns the jail root, its host path and the
+// clean relative path. Errors are *Error values naming p as given.
+func (l *Local) at(ctx context.Context, op, p string) (*os.Root, string, string, error) {
+	if err := l.alive(op, p); err != nil {
+		return nil, "", "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, "", "", l.fail(op, p, err)
+	}
+	rel, err := wspath.Resolve(l.rootDir, p)
+	if err != nil {
+		return nil, "", "", l.fail(op, p, err)
+	}
+	r, host, err := l.jail.get()
+	if err != nil {
+		return nil, "", "", l.fail(op, p, err)
+	}
+	return r, host, rel, nil
+}
+
+// fail wraps err for op on p, picking the code from the error and the op.
+func (l *Local) fail(op, p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	code := opCode(op)
+	switch {
+	case errors.Is(err, ErrPathEscape):
+		code = CodePathEscape
+	case errors.Is(err, ErrDestroyed):
+		code = CodeDestroyed
+	}
+	return &Error{Code: code, Op: op, Path: p, Backend: KindLocal, Err: scrubPath(err, p)}
+}
+
+// scrubPath replaces the path inside an *fs.PathError (relative to some jail
+// root) by the path as the caller gave it, so no message depends on where a
+// jail was opened.
+func scrubPath(err error, p string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &fs.PathError{Op: pe.Op, Path: p, Err: pe.Err}
+	}
+	return err
+}
+
+func opCode(op string) ErrorCode {
+	switch op {
+	case "read", "open", "stat", "lstat", "exists", "realpath":
+		return CodeReadFailed
+	case "readdir":
+		return CodeLsFailed
+	}
+	return CodeWriteFailed
+}
+
+// Read returns the content of the file p.
+func (l *Local) Read(ctx context.Context, p string) ([]byte, error) {
+	done := l.log.begin("read", p)
+	data, err := l.read(ctx, p)
+	done(err)
+	return data, err
+}
+
+func (l *Local) read(ctx context.Context, p string) ([]byte, error) {
+	f, err := l.open(ctx, "read", p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := 512
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<40 {
+		size = int(fi.Size()) + 1
+	}
+	buf := make([]byte, 0, size)
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, l.fail("read", p, err)
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}
+
+// Open streams the content of the file p.
+func (l *Local) Open(ctx context.Context, p string) (io.ReadCloser, error) {
+	done := l.log.begin("open", p)
+	f, err := l.open(ctx, "open", p)
+	done(err)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (l *Local) open(ctx context.Context, op, p string) (*os.File, error) {
+	r, host, rel, err := l.at(ctx, op, p)
+	if err != nil {
+		return nil, err
+	}
+	f, err := follow(r, host, rel, r.Open)
+	if err != nil {
+		return nil, l.fail(op, p, err)
+	}
+	return f, nil
+}
+
+// Write replaces the file p with data atomically (temporary file + rename),
+// creating parent directories. An existing file keeps its mode bits; writing
+// through a symbolic link inside the workspace replaces the link's target.
+// Durability across a crash is not promised (no fsync).
+func (l *Local) Write(ctx context.Context, p string, data []byte) error {
+	done := l.log.begin("write", p)
+	err := l.write(ctx, p, data)
+	done(err)
+	return err
+}
+
+func (l *Local) write(ctx context.Context, p string, data []byte) error {
+	a, err := l.create(ctx, "write", p)
+	if err != nil {
+		return err
+	}
+	if _, err := a.Write(data); err != nil {
+		a.abort()
+		return l.fail("write", p, err)
+	}
+	return l.fail("write", p, a.Close())
+}
+
+// Create returns a writer that replaces the file p atomically when Close
+// returns nil; see Write. If ctx is done before Close, Close discards the
+// content and returns ctx's error.
+func (l *Local) Create(ctx context.Context, p string) (io.WriteCloser, error) {
+	done := l.log.begin("create", p)
+	a, err := l.create(ctx, "create", p)
+	if err != nil {
+		done(err)
+		return nil, err
+	}
+	a.done = func(err error) { done(l.fail("create", p, err)) }
+	return a, nil
+}
+
+func (l *Local) create(ctx context.Context, op, p string) (*atomicFile, error) {
+	r, host, rel, err := l.at(ctx, op, p)
+	if err != nil {
+		return nil, err
+	}
+	a, err := createAtomic(ctx, r, host, rel)
+	if err != nil {
+		return nil, l.fail(op, p, err)
+	}
+	return a, nil
+}
+
+// ReadDir returns the sorted names in directory p.
+func (l *Local) ReadDir(ctx context.Context, p string) ([]string, error) {
+	done := l.log.begin("readdir", p)
+	names, err := l.readDir(ctx, p)
+	done(err)
+	return names, err
+}
+
+func (l *Local) readDir(ctx context.Context, p string) ([]string, error) {
+	f, err := l.open(ctx, "readdir", p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, l.fail("readdir", p, err)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Mkdir creates directory p and any missing parents (mode 0755).
+func (l *Local) Mkdir(ctx context.Context, p string) error {
+	done := l.log.begin("mkdir", p)
+	err := l.mkdir(ctx, p)
+	done(err)
+	return err
+}
+
+func (l *Local) mkdir(ctx context.Context, p string) error {
+	r, host, rel, err := l.at(ctx, "mkdir", p)
+	if err != nil {
+		return err
+	}
+	if rel == "." {
+		return nil
+	}
+	_, err = follow(r, host, rel, func(rel string) (struct{}, error) {
+		return struct{}{}, r.MkdirAll(rel, 0o755)
+	})
+	return l.fail("mkdir", p, err)
+}
+
+// Exists reports whether p exists (following links). A dangling link does
+// not exist; a link leading outside the workspace is an error.
+func (l *Local) Exists(ctx context.Context, p string) (bool, error) {
+	done := l.log.begin("exists", p)
+	_, err := l.stat(ctx, "exists", p)
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		err = nil
+		done(nil)
+		return false, nil
+	}
+	done(err)
+	return err == nil, err
+}
+
+// Stat describes p, following links.
+func (l *Local) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
+	done := l.log.begin("stat", p)
+	fi, err := l.stat(ctx, "stat", p)
+	done(err)
+	return fi, err
+}
+
+func (l *Local) stat(ctx context.Context, op, p string) (fs.FileInfo, error) {
+	r, host, rel, err := l.at(ctx, op, p)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := follow(r, host, rel, r.Stat)
+	if err != nil {
+		return nil, l.fail(op, p, err)
+	}
+	return fi, nil
+}
+
+// Lstat describes p without following a final link.
+func (l *Local) Lstat(ctx context.Context, p string) (fs.FileInfo, error) {
+	done := l.log.begin("lstat", p)
+	fi, err := l.lstat(ctx, p)
+	done(err)
+	return fi, err
+}
+
+func (l *Local) lstat(ctx context.Context, p string) (fs.FileInfo, error) {
+	r, host, rel, err := l.at(ctx, "lstat", p)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := follow(r, host, rel, r.Lstat)
+	if err != nil {
+		return nil, l.fail("lstat", p, err)
+	}
+	return fi, nil
+}
+
+// Remove deletes p. With Recursive a directory is removed with its content
+// (links inside are removed, never followed); with Force a missing p is not
+// an error. The workspace root itself cannot be removed.
+func (l *Local) Remove(ctx context.Context, p string, opts RemoveOptions) error {
+	done := l.log.begin("remove", p)
+	err := l.remove(ctx, p, opts)
+	done(err)
+	return err
+}
+
+func (l *Local) remove(ctx context.Context, p string, opts RemoveOptions) error {
+	r, _, rel, err := l.at(ctx, "remove", p)
+	if err != nil {
+		return err
+	}
+	if rel == "." {
+		return l.fail("remove", p, &fs.PathError{Op: "remove", Path: p, Err: syscall.EBUSY})
+	}
+	if opts.Recursive {
+		if _, err := r.Lstat(rel); err != nil {
+			if opts.Force && errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return l.fail("remove", p, err)
+		}
+		err = r.RemoveAll(rel)
+	} else {
+		err = r.Remove(rel)
+	}
+	if err != nil && opts.Force && errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return l.fail("remove", p, err)
+}
+
+// Rename moves oldPath to newPath, creating newPath's parent directories.
+// Neither may be the workspace root.
+func (l *Local) Rename(ctx context.Context, oldPath, newPath string) error {
+	done := l.log.begin("rename", oldPath)
+	err := l.rename(ctx, oldPath, newPath)
+	done(err)
+	return err
+}
+
+func (l *Local) rename(ctx context.Context, oldPath, newPath string) error {
+	r, _, from, err := l.at(ctx, "rename", oldPath)
+	if err != nil {
+		return err
+	}
+	to, err := wspath.Resolve(l.rootDir, newPath)
+	if err != nil {
+		return l.fail("rename", newPath, err)
+	}
+	if from == "." || to == "." {
+		return l.fail("rename", oldPath, &fs.PathError{Op: "rename", Path: oldPath, Err: syscall.EBUSY})
+	}
+	err = r.Rename(from, to)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := r.Lstat(from); serr == nil {
+			if merr := r.MkdirAll(path.Dir(to), 0o755); merr != nil {
+				return l.fail("rename", newPath, merr)
+			}
+			err = r.Rename(from, to)
+		}
+	}
+	return l.fail("rename", oldPath, err)
+}
+
+// Touch creates an empty file p if it does not exist (parents included) and
+// otherwise only sets its modification time to now, as touch(1) does; it
+// never truncates.
+func (l *Local) Touch(ctx context.Context, p string) error {
+	done := l.log.begin("touch", p)
+	err := l.touch(ctx, p)
+	done(err)
+	return err
+}
+
+func (l *Local) touch(ctx context.Context, p string) error {
+	r, host, rel, err := l.at(ctx, "touch", p)
+	if err != nil {
+		return err
+	}
+	openIt := func(rel string) (*os.File, error) { return r.OpenFile(rel, os.O_WRONLY|os.O_CREATE, 0o644) }
+	f, err := follow(r, host, rel, openIt)
+	if errors.Is(err, fs.ErrNotExist) && rel != "." {
+		if merr := r.MkdirAll(path.Dir(rel), 0o755); merr != nil {
+			return l.fail("touch", p, merr)
+		}
+		f, err = follow(r, host, rel, openIt)
+	}
+	if err != nil {
+		return l.fail("touch", p, err)
+	}
+	if err := f.Close(); err != nil {
+		return l.fail("touch", p, err)
+	}
+	now := time.Now()
+	_, err = follow(r, host, rel, func(rel string) (struct{}, error) {
+		return struct{}{}, r.Chtimes(rel, now, now)
+	})
+	return l.fail("touch", p, err)
+}
+
+// RealPath resolves links inside the workspace and returns the absolute path
+// under RootDir that p names.
+func (l *Local) RealPath(ctx context.Context, p string) (string, error) {
+	r, host, rel, err := l.at(ctx, "realpath", p)
+	if err != nil {
+		return "", err
+	}
+	real, err := wspath.RealPath(r, host, rel)
+	if err != nil {
+		return "", l.fail("realpath", p, err)
+	}
+	return wspath.Join(l.rootDir, real), nil
+}

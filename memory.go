@@ -1,0 +1,510 @@
+package agentbe
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentbe/agent-backend/internal/wspath"
+)
+
+// MemoryConfig configures a Memory backend. The zero value is a valid,
+// empty store rooted at "/".
+type MemoryConfig struct {
+	// RootDir is the root prefix keys are presented under; "" means "/".
+	// It must be absolute.
+	RootDir string
+	// Initial pre-populates the store; keys are paths resolved like any
+	// other path (a key escaping the root is a configuration error).
+	Initial map[string][]byte
+	// Logger receives operations; nil logs nothing.
+	Logger OpLogger
+	// LogMode selects the operations Logger receives.
+	LogMode LogMode
+}
+
+// Memory is an in-memory key/value backend whose keys act as file paths:
+// normalised relative paths (no "..", no empty elements). Directories are
+// implicit (a key "a/b" makes "a" a directory), Mkdir is a no-op, Stat is
+// synthetic and Exec is not implemented. Safe for concurrent use.
+type Memory struct {
+	store   *memStore
+	prefix  string // key prefix of this view ("" at the root)
+	rootDir string
+	life    *lifecycle
+	log     opLog
+	scopes  *scopeSet
+	view    bool
+}
+
+var _ Backend = (*Memory)(nil)
+
+type memStore struct {
+	mu    sync.RWMutex
+	files map[string]memFile
+}
+
+type memFile struct {
+	data []byte // never mutated once stored
+	mod  time.Time
+}
+
+// NewMemory returns a Memory backend.
+func NewMemory(cfg MemoryConfig) (*Memory, error) {
+	root := cfg.RootDir
+	if root == "" {
+		root = "/"
+	}
+	if !path.IsAbs(root) {
+		return nil, configErr("Memory RootDir must be absolute", nil)
+	}
+	root = path.Clean(root)
+	m := &Memory{
+		store:   &memStore{files: make(map[string]memFile, len(cfg.Initial))},
+		rootDir: root, life: newLifecycle(StatusConnected),
+		log: opLog{logger: cfg.Logger, mode: cfg.LogMode}, scopes: newScopeSet(),
+	}
+	now := time.Now()
+	for k, v := range cfg.Initial {
+		rel, err := wspath.Resolve(root, k)
+		if err != nil || rel == "." {
+			return nil, configErr("invalid initial key "+k, err)
+		}
+		m.store.files[rel] = memFile{data: bytes.Clone(v), mod: now}
+	}
+	return m, nil
+}
+
+// Kind reports KindMemory.
+func (m *Memory) Kind() Kind { return KindMemory }
+
+// RootDir returns the root prefix.
+func (m *Memory) RootDir() string { return m.rootDir }
+
+// Status reports StatusConnected until Destroy, then StatusDestroyed.
+func (m *Memory) Status() Status { return m.life.Status() }
+
+// OnStatusChange subscribes fn to status transitions.
+func (m *Memory) OnStatusChange(fn func(old, new Status)) func() { return m.life.OnStatusChange(fn) }
+
+// Track registers c to be closed by Destroy.
+func (m *Memory) Track(c io.Closer) { m.life.Track(c) }
+
+// Destroy closes tracked resources, moves to StatusDestroyed and drops the
+// data. Idempotent.
+func (m *Memory) Destroy(context.Context) error {
+	if m.view {
+		return nil
+	}
+	err := m.life.destroy()
+	m.store.mu.Lock()
+	m.store.files = map[string]memFile{}
+	m.store.mu.Unlock()
+	return err
+}
+
+// Scope returns a view restricted to the key prefix p.
+func (m *Memory) Scope(p string, opts ScopeOptions) (*Scope, error) {
+	if err := m.alive("scope", p); err != nil {
+		return nil, err
+	}
+	return newScope(m, m, p, opts)
+}
+
+func (m *Memory) subtree(rel string) Backend {
+	c := *m
+	c.prefix = wspath.Within(m.prefix, rel)
+	if c.prefix == "." {
+		c.prefix = ""
+	}
+	c.rootDir = wspath.Join(m.rootDir, rel)
+	c.log, c.view, c.scopes = opLog{}, true, nil
+	return &c
+}
+
+func (m *Memory) scopeSet() *scopeSet { return m.scopes }
+
+func (m *Memory) alive(op, p string) error {
+	if m.life.Status() == StatusDestroyed {
+		return &Error{Code: CodeDestroyed, Op: op, Path: p, Backend: KindMemory, Err: ErrDestroyed}
+	}
+	return nil
+}
+
+// key resolves p to a store key ("" for the root of this view).
+func (m *Memory) key(ctx context.Context, op, p string) (string, error) {
+	if err := m.alive(op, p); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", &Error{Code: opCode(op), Op: op, Path: p, Backend: KindMemory, Err: err}
+	}
+	rel, err := wspath.Resolve(m.rootDir, p)
+	if err != nil {
+		return "", &Error{Code: CodePathEscape, Op: op, Path: p, Backend: KindMemory, Err: err}
+	}
+	k := wspath.Within(m.prefix, rel)
+	if k == "." {
+		k = ""
+	}
+	return k, nil
+}
+
+func (m *Memory) notFound(op, p string) error {
+	return &Error{Code: CodeKeyNotFound, Op: op, Path: p, Backend: KindMemory,
+		Err: &fs.PathError{Op: op, Path: p, Err: fs.ErrNotExist}}
+}
+
+func (m *Memory) failErrno(op, p string, errno syscall.Errno) error {
+	return &Error{Code: opCode(op), Op: op, Path: p, Backend: KindMemory,
+		Err: &fs.PathError{Op: op, Path: p, Err: errno}}
+}
+
+// hasChildren reports whether some key lies below k. Callers hold the lock.
+func (s *memStore) hasChildren(k string) bool {
+	if k == "" {
+		return len(s.files) > 0
+	}
+	pre := k + "/"
+	for key := range s.files {
+		if strings.HasPrefix(key, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Memory) get(ctx context.Context, op, p string) (memFile, error) {
+	k, err := m.key(ctx, op, p)
+	if err != nil {
+		return memFile{}, err
+	}
+	m.store.mu.RLock()
+	f, ok := m.store.files[k]
+	isDir := !ok && (k == "" || m.store.hasChildren(k))
+	m.store.mu.RUnlock()
+	if isDir {
+		return memFile{}, m.failErrno(op, p, syscall.EISDIR)
+	}
+	if !ok {
+		return memFile{}, m.notFound(op, p)
+	}
+	return f, nil
+}
+
+// Read returns the value stored at p.
+func (m *Memory) Read(ctx context.Context, p string) ([]byte, error) {
+	done := m.log.begin("read", p)
+	f, err := m.get(ctx, "read", p)
+	done(err)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(f.data), nil
+}
+
+// Open streams the value stored at p.
+func (m *Memory) Open(ctx context.Context, p string) (io.ReadCloser, error) {
+	done := m.log.begin("open", p)
+	f, err := m.get(ctx, "open", p)
+	done(err)
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(f.data)), nil
+}
+
+// Write stores a copy of data at p.
+func (m *Memory) Write(ctx context.Context, p string, data []byte) error {
+	done := m.log.begin("write", p)
+	err := m.put(ctx, "write", p, bytes.Clone(data))
+	done(err)
+	return err
+}
+
+func (m *Memory) put(ctx context.Context, op, p string, data []byte) error {
+	k, err := m.key(ctx, op, p)
+	if err != nil {
+		return err
+	}
+	m.store.mu.Lock()
+	defer m.store.mu.Unlock()
+	if k == "" || m.store.hasChildren(k) {
+		return m.failErrno(op, p, syscall.EISDIR)
+	}
+	m.store.files[k] = memFile{data: data, mod: time.Now()}
+	return nil
+}
+
+// Create returns a writer whose content is stored at p on Close (unless ctx
+// is done by then).
+func (m *Memory) Create(ctx context.Context, p string) (io.WriteCloser, error) {
+	if _, err := m.key(ctx, "create", p); err != nil {
+		return nil, err
+	}
+	return &memWriter{m: m, ctx: ctx, p: p, done: m.log.begin("create", p)}, nil
+}
+
+type memWriter struct {
+	bytes.Buffer
+	m      *Memory
+	ctx    context.Context
+	p      string
+	done   func(error)
+	closed bool
+}
+
+func (w *memWriter) Close() error {
+	if w.closed {
+		return fs.ErrClosed
+	}
+	w.closed = true
+	err := w.m.put(w.ctx, "create", w.p, w.Bytes())
+	w.done(err)
+	return err
+}
+
+// ReadDir returns the sorted immediate children of the prefix p; a prefix
+// with no keys lists as empty.
+func (m *Memory) ReadDir(ctx context.Context, p string) ([]string, error) {
+	done := m.log.begin("readdir", p)
+	k, err := m.key(ctx, "readdir", p)
+	if err != nil {
+		done(err)
+		return nil, err
+	}
+	pre := ""
+	if k != "" {
+		pre = k + "/"
+	}
+	seen := map[string]struct{}{}
+	m.store.mu.RLock()
+	_, isFile := m.store.files[k]
+	for key := range m.store.files {
+		if rest, ok := strings.CutPrefix(key, pre); ok && rest != "" {
+			name, _, _ := strings.Cut(rest, "/")
+			seen[name] = struct{}{}
+		}
+	}
+	m.store.mu.RUnlock()
+	if isFile && k != "" {
+		err := m.failErrno("readdir", p, syscall.ENOTDIR)
+		done(err)
+		return nil, err
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	done(nil)
+	return names, nil
+}
+
+// Mkdir is a no-op: directories are implicit in the keys. The path is still
+// validated.
+func (m *Memory) Mkdir(ctx context.Context, p string) error {
+	done := m.log.begin("mkdir", p)
+	_, err := m.key(ctx, "mkdir", p)
+	done(err)
+	return err
+}
+
+// Exists reports whether p is a key or a prefix of keys.
+func (m *Memory) Exists(ctx context.Context, p string) (bool, error) {
+	done := m.log.begin("exists", p)
+	_, err := m.stat(ctx, "exists", p)
+	done(nil)
+	if err != nil && CodeOf(err) == CodeKeyNotFound {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Stat returns synthetic information: a key is a file of its value's size, a
+// prefix of keys is a directory.
+func (m *Memory) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
+	done := m.log.begin("stat", p)
+	fi, err := m.stat(ctx, "stat", p)
+	done(err)
+	return fi, err
+}
+
+// Lstat is Stat: the store has no links.
+func (m *Memory) Lstat(ctx context.Context, p string) (fs.FileInfo, error) {
+	done := m.log.begin("lstat", p)
+	fi, err := m.stat(ctx, "lstat", p)
+	done(err)
+	return fi, err
+}
+
+func (m *Memory) stat(ctx context.Context, op, p string) (fs.FileInfo, error) {
+	k, err := m.key(ctx, op, p)
+	if err != nil {
+		return nil, err
+	}
+	m.store.mu.RLock()
+	f, ok := m.store.files[k]
+	isDir := !ok && (k == "" || m.store.hasChildren(k))
+	m.store.mu.RUnlock()
+	name := path.Base("/" + k)
+	switch {
+	case ok:
+		return memInfo{name: name, size: int64(len(f.data)), mod: f.mod}, nil
+	case isDir:
+		return memInfo{name: name, dir: true}, nil
+	}
+	return nil, m.notFound(op, p)
+}
+
+// Remove deletes the key p; with Recursive also every key below it. A
+// prefix with keys below it is not removed without Recursive (ENOTEMPTY).
+func (m *Memory) Remove(ctx context.Context, p string, opts RemoveOptions) error {
+	done := m.log.begin("remove", p)
+	err := m.remove(ctx, p, opts)
+	done(err)
+	return err
+}
+
+func (m *Memory) remove(ctx context.Context, p string, opts RemoveOptions) error {
+	k, err := m.key(ctx, "remove", p)
+	if err != nil {
+		return err
+	}
+	if k == "" {
+		return m.failErrno("remove", p, syscall.EBUSY)
+	}
+	m.store.mu.Lock()
+	defer m.store.mu.Unlock()
+	_, ok := m.store.files[k]
+	if !opts.Recursive {
+		if !ok && m.store.hasChildren(k) {
+			return m.failErrno("remove", p, syscall.ENOTEMPTY)
+		}
+		if !ok {
+			if opts.Force {
+				return nil
+			}
+			return m.notFound("remove", p)
+		}
+		delete(m.store.files, k)
+		return nil
+	}
+	removed := ok
+	delete(m.store.files, k)
+	pre := k + "/"
+	for key := range m.store.files {
+		if strings.HasPrefix(key, pre) {
+			delete(m.store.files, key)
+			removed = true
+		}
+	}
+	if !removed && !opts.Force {
+		return m.notFound("remove", p)
+	}
+	return nil
+}
+
+// Rename moves the key oldPath (or every key below the prefix oldPath) to
+// newPath, replacing what is there.
+func (m *Memory) Rename(ctx context.Context, oldPath, newPath string) error {
+	done := m.log.begin("rename", oldPath)
+	err := m.rename(ctx, oldPath, newPath)
+	done(err)
+	return err
+}
+
+func (m *Memory) rename(ctx context.Context, oldPath, newPath string) error {
+	from, err := m.key(ctx, "rename", oldPath)
+	if err != nil {
+		return err
+	}
+	to, err := m.key(ctx, "rename", newPath)
+	if err != nil {
+		return err
+	}
+	if from == "" || to == "" || strings.HasPrefix(to+"/", from+"/") && to != from {
+		return m.failErrno("rename", oldPath, syscall.EINVAL)
+	}
+	m.store.mu.Lock()
+	defer m.store.mu.Unlock()
+	if f, ok := m.store.files[from]; ok {
+		delete(m.store.files, from)
+		m.store.files[to] = f
+		return nil
+	}
+	pre := from + "/"
+	moved := false
+	for key, f := range m.store.files {
+		if rest, ok := strings.CutPrefix(key, pre); ok {
+			delete(m.store.files, key)
+			m.store.files[to+"/"+rest] = f
+			moved = true
+		}
+	}
+	if !moved {
+		return m.notFound("rename", oldPath)
+	}
+	return nil
+}
+
+// Touch stores an empty value at p if it is absent; it never overwrites.
+func (m *Memory) Touch(ctx context.Context, p string) error {
+	done := m.log.begin("touch", p)
+	k, err := m.key(ctx, "touch", p)
+	if err == nil {
+		m.store.mu.Lock()
+		if k == "" || m.store.hasChildren(k) {
+			err = m.failErrno("touch", p, syscall.EISDIR)
+		} else if _, ok := m.store.files[k]; !ok {
+			m.store.files[k] = memFile{data: []byte{}, mod: time.Now()}
+		}
+		m.store.mu.Unlock()
+	}
+	done(err)
+	return err
+}
+
+// RealPath returns the absolute path of p under RootDir (no links exist).
+func (m *Memory) RealPath(ctx context.Context, p string) (string, error) {
+	rel, err := wspath.Resolve(m.rootDir, p)
+	if err != nil {
+		return "", &Error{Code: CodePathEscape, Op: "realpath", Path: p, Backend: KindMemory, Err: err}
+	}
+	if err := m.alive("realpath", p); err != nil {
+		return "", err
+	}
+	return wspath.Join(m.rootDir, rel), nil
+}
+
+// Exec is not supported by Memory backends.
+func (m *Memory) Exec(context.Context, string, ExecOptions) ([]byte, error) {
+	return nil, &Error{Code: CodeNotImplemented, Op: "exec", Backend: KindMemory, Err: ErrNotImplemented}
+}
+
+// memInfo is the synthetic fs.FileInfo of a key or prefix.
+type memInfo struct {
+	name string
+	size int64
+	mod  time.Time
+	dir  bool
+}
+
+func (i memInfo) Name() string       { return i.name }
+func (i memInfo) Size() int64        { return i.size }
+func (i memInfo) ModTime() time.Time { return i.mod }
+func (i memInfo) IsDir() bool        { return i.dir }
+func (i memInfo) Sys() any           { return nil }
+func (i memInfo) Mode() fs.FileMode {
+	if i.dir {
+		return fs.ModeDir | 0o755
+	}
+	return 0o644
+}

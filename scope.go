@@ -1,0 +1,263 @@
+package agentbe
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentbe/agent-backend/internal/wspath"
+)
+
+// scopeOwner is what a Scope can be created from: Local, Memory and Scope.
+type scopeOwner interface {
+	Backend
+	// subtree returns an internal view confined to directory rel, whose
+	// RootDir is the parent's joined with rel and which resolves paths
+	// itself; for Local it has its own *os.Root, so links inside a scope
+	// cannot reach its siblings.
+	subtree(rel string) Backend
+	scopeSet() *scopeSet
+}
+
+// Scope is a backend restricted to a sub-directory of another backend (any
+// kind, or another Scope). Paths resolve against the scope's RootDir with the
+// same rules as everywhere; a path leaving the scope is rejected even where
+// the parent would accept it. Status is read from the parent on every call,
+// Track goes to the root backend, and Destroy only unregisters the scope.
+type Scope struct {
+	parent   scopeOwner
+	inner    Backend // the confined view that performs the operations
+	rel      string  // scope path relative to the parent
+	fullRel  string  // scope path relative to the root backend
+	rootDir  string
+	env      map[string]string
+	log      opLog
+	children *scopeSet
+
+	destroyed atomic.Bool
+	made      atomic.Bool // the scope directory is known to exist
+	mkMu      sync.Mutex
+}
+
+var _ Backend = (*Scope)(nil)
+
+func newScope(parent scopeOwner, _ Backend, p string, opts ScopeOptions) (*Scope, error) {
+	rel, err := wspath.Resolve(parent.RootDir(), p)
+	if err != nil {
+		return nil, &Error{Code: CodePathEscape, Op: "scope", Path: p, Backend: parent.Kind(), Err: err}
+	}
+	var parentEnv map[string]string
+	parentLog, fullRel := opLog{}, rel
+	switch pp := parent.(type) {
+	case *Scope:
+		parentEnv, parentLog, fullRel = pp.env, pp.log, wspath.Within(pp.fullRel, rel)
+	case *Local:
+		parentLog = pp.log
+	case *Memory:
+		parentLog = pp.log
+	}
+	lg := opLog{logger: opts.Logger, mode: opts.LogMode, scope: fullRel}
+	if lg.logger == nil {
+		lg.logger, lg.mode = parentLog.logger, parentLog.mode
+	}
+	s := &Scope{
+		parent: parent, inner: parent.subtree(rel), rel: rel, fullRel: fullRel,
+		rootDir: wspath.Join(parent.RootDir(), rel), env: mergeMaps(parentEnv, opts.Env),
+		log: lg, children: newScopeSet(),
+	}
+	parent.scopeSet().add(s)
+	return s, nil
+}
+
+// Kind reports the kind of the backend the scope wraps.
+func (s *Scope) Kind() Kind { return s.parent.Kind() }
+
+// RootDir is the parent's root joined with the scope path.
+func (s *Scope) RootDir() string { return s.rootDir }
+
+// Path is the scope path relative to the root backend.
+func (s *Scope) Path() string { return s.fullRel }
+
+// Status is the parent's current status, or StatusDestroyed once the scope
+// itself was destroyed.
+func (s *Scope) Status() Status {
+	if s.destroyed.Load() {
+		return StatusDestroyed
+	}
+	return s.parent.Status()
+}
+
+// OnStatusChange subscribes to the parent's (ultimately the root backend's)
+// status transitions.
+func (s *Scope) OnStatusChange(fn func(old, new Status)) func() { return s.parent.OnStatusChange(fn) }
+
+// Track registers c with the root backend, which closes it on destroy.
+func (s *Scope) Track(c io.Closer) { s.parent.Track(c) }
+
+// Destroy unregisters the scope from its parent; it never destroys the
+// parent and releases nothing else (the root backend owns the resources).
+// Children of the scope become orphans whose operations fail.
+func (s *Scope) Destroy(context.Context) error {
+	if s.destroyed.CompareAndSwap(false, true) {
+		s.parent.scopeSet().remove(s)
+	}
+	return nil
+}
+
+// Scope returns a nested scope; its path is joined with this scope's.
+func (s *Scope) Scope(p string, opts ScopeOptions) (*Scope, error) {
+	if err := s.alive("scope", p); err != nil {
+		return nil, err
+	}
+	return newScope(s, s, p, opts)
+}
+
+func (s *Scope) subtree(rel string) Backend { return s.inner.(scopeOwner).subtree(rel) }
+func (s *Scope) scopeSet() *scopeSet        { return s.children }
+
+// alive fails if this scope or any ancestor scope was destroyed (a destroyed
+// root backend is detected by the view itself).
+func (s *Scope) alive(op, p string) error {
+	for c := s; c != nil; {
+		if c.destroyed.Load() {
+			return &Error{Code: CodeDestroyed, Op: op, Path: p, Backend: s.Kind(), Err: ErrDestroyed}
+		}
+		c, _ = c.parent.(*Scope)
+	}
+	return nil
+}
+
+// ensureRoot creates the scope directory before the first modifying
+// operation: exactly once, even with concurrent writers, and again on the
+// next write if it failed.
+func (s *Scope) ensureRoot(ctx context.Context) error {
+	if s.made.Load() {
+		return nil
+	}
+	s.mkMu.Lock()
+	defer s.mkMu.Unlock()
+	if s.made.Load() {
+		return nil
+	}
+	if err := s.parent.Mkdir(ctx, s.rel); err != nil {
+		return err
+	}
+	s.made.Store(true)
+	return nil
+}
+
+// run wraps an operation with the liveness check, optional scope creation
+// and logging.
+func (s *Scope) run(ctx context.Context, op, p string, write bool, fn func() error) error {
+	done := s.log.begin(op, p)
+	err := s.alive(op, p)
+	if err == nil && write {
+		err = s.ensureRoot(ctx)
+	}
+	if err == nil {
+		err = fn()
+	}
+	done(err)
+	return err
+}
+
+// Read returns the content of the file p.
+func (s *Scope) Read(ctx context.Context, p string) (data []byte, err error) {
+	err = s.run(ctx, "read", p, false, func() error { data, err = s.inner.Read(ctx, p); return err })
+	return data, err
+}
+
+// Write replaces the file p atomically; see Local.Write.
+func (s *Scope) Write(ctx context.Context, p string, data []byte) error {
+	return s.run(ctx, "write", p, true, func() error { return s.inner.Write(ctx, p, data) })
+}
+
+// Open streams the file p.
+func (s *Scope) Open(ctx context.Context, p string) (rc io.ReadCloser, err error) {
+	err = s.run(ctx, "open", p, false, func() error { rc, err = s.inner.Open(ctx, p); return err })
+	return rc, err
+}
+
+// Create returns an atomic writer for p; see Local.Create.
+func (s *Scope) Create(ctx context.Context, p string) (wc io.WriteCloser, err error) {
+	err = s.run(ctx, "create", p, true, func() error { wc, err = s.inner.Create(ctx, p); return err })
+	return wc, err
+}
+
+// ReadDir lists directory p.
+func (s *Scope) ReadDir(ctx context.Context, p string) (names []string, err error) {
+	err = s.run(ctx, "readdir", p, false, func() error { names, err = s.inner.ReadDir(ctx, p); return err })
+	return names, err
+}
+
+// Mkdir creates directory p and its parents.
+func (s *Scope) Mkdir(ctx context.Context, p string) error {
+	return s.run(ctx, "mkdir", p, true, func() error { return s.inner.Mkdir(ctx, p) })
+}
+
+// Exists reports whether p exists.
+func (s *Scope) Exists(ctx context.Context, p string) (ok bool, err error) {
+	err = s.run(ctx, "exists", p, false, func() error { ok, err = s.inner.Exists(ctx, p); return err })
+	return ok, err
+}
+
+// Stat describes p, following links.
+func (s *Scope) Stat(ctx context.Context, p string) (fi fs.FileInfo, err error) {
+	err = s.run(ctx, "stat", p, false, func() error { fi, err = s.inner.Stat(ctx, p); return err })
+	return fi, err
+}
+
+// Lstat describes p without following a final link.
+func (s *Scope) Lstat(ctx context.Context, p string) (fi fs.FileInfo, err error) {
+	err = s.run(ctx, "lstat", p, false, func() error { fi, err = s.inner.Lstat(ctx, p); return err })
+	return fi, err
+}
+
+// Remove deletes p; see RemoveOptions.
+func (s *Scope) Remove(ctx context.Context, p string, opts RemoveOptions) error {
+	return s.run(ctx, "remove", p, false, func() error { return s.inner.Remove(ctx, p, opts) })
+}
+
+// Rename moves oldPath to newPath inside the scope.
+func (s *Scope) Rename(ctx context.Context, oldPath, newPath string) error {
+	return s.run(ctx, "rename", oldPath, true, func() error { return s.inner.Rename(ctx, oldPath, newPath) })
+}
+
+// Touch creates p if missing; see Local.Touch.
+func (s *Scope) Touch(ctx context.Context, p string) error {
+	return s.run(ctx, "touch", p, true, func() error { return s.inner.Touch(ctx, p) })
+}
+
+// RealPath resolves p inside the scope; a link leading out of the scope is
+// an error even if its target is inside the parent.
+func (s *Scope) RealPath(ctx context.Context, p string) (real string, err error) {
+	err = s.run(ctx, "realpath", p, false, func() error { real, err = s.inner.RealPath(ctx, p); return err })
+	return real, err
+}
+
+// Exec runs command in the scope directory (the sandbox workspace under
+// bwrap is the scope directory, so siblings are invisible). The scope's
+// environment chain is merged under opts.Env.
+func (s *Scope) Exec(ctx context.Context, command string, opts ExecOptions) ([]byte, error) {
+	start := time.Now()
+	var out []byte
+	err := s.alive("exec", "")
+	if err == nil && Executes(s) {
+		err = s.ensureRoot(ctx)
+	}
+	if err == nil {
+		opts.Env = mergeMaps(s.env, opts.Env)
+		out, err = s.inner.Exec(ctx, command, opts)
+	}
+	if s.log.logger != nil {
+		stderr := ""
+		if xe := exitErrorOf(err); xe != nil {
+			stderr = string(xe.Stderr)
+		}
+		s.log.logExec(start, command, string(out), stderr, err)
+	}
+	return out, err
+}

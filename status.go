@@ -1,0 +1,130 @@
+package agentbe
+
+import (
+	"io"
+	"sync"
+)
+
+// Status is the connection state of a backend.
+type Status int32
+
+// Status values. Local and Memory backends are StatusConnected from creation
+// until Destroy moves them to StatusDestroyed.
+const (
+	StatusConnected Status = iota
+	StatusConnecting
+	StatusDisconnected
+	StatusReconnecting
+	StatusDestroyed
+)
+
+// String returns the spec's name of the status ("connected", …).
+func (s Status) String() string {
+	switch s {
+	case StatusConnected:
+		return "connected"
+	case StatusConnecting:
+		return "connecting"
+	case StatusDisconnected:
+		return "disconnected"
+	case StatusReconnecting:
+		return "reconnecting"
+	case StatusDestroyed:
+		return "destroyed"
+	}
+	return "unknown"
+}
+
+// lifecycle holds what every root backend shares: its status, the status
+// subscribers and the tracked closers.
+type lifecycle struct {
+	mu      sync.Mutex
+	status  Status
+	nextID  int
+	subs    map[int]func(old, new Status)
+	closers []io.Closer
+}
+
+func newLifecycle(initial Status) *lifecycle {
+	return &lifecycle{status: initial, subs: map[int]func(old, new Status){}}
+}
+
+func (l *lifecycle) Status() Status {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.status
+}
+
+func (l *lifecycle) OnStatusChange(fn func(old, new Status)) func() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id := l.nextID
+	l.nextID++
+	l.subs[id] = fn
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.subs, id)
+	}
+}
+
+// setStatus moves to s and calls every subscriber (outside the lock, in
+// registration order) if the status changed. It reports whether it did.
+func (l *lifecycle) setStatus(s Status) bool {
+	l.mu.Lock()
+	old := l.status
+	if old == s {
+		l.mu.Unlock()
+		return false
+	}
+	l.status = s
+	fns := make([]func(old, new Status), 0, len(l.subs))
+	for id := 0; id < l.nextID; id++ {
+		if fn, ok := l.subs[id]; ok {
+			fns = append(fns, fn)
+		}
+	}
+	l.mu.Unlock()
+	for _, fn := range fns {
+		fn(old, s)
+	}
+	return true
+}
+
+// Track registers c for closing on destroy. Tracking on a destroyed backend
+// closes c at once, so nothing registered late leaks.
+func (l *lifecycle) Track(c io.Closer) {
+	if c == nil {
+		return
+	}
+	l.mu.Lock()
+	if l.status == StatusDestroyed {
+		l.mu.Unlock()
+		_ = c.Close()
+		return
+	}
+	l.closers = append(l.closers, c)
+	l.mu.Unlock()
+}
+
+// destroy closes every tracked closer (last registered first) and moves to
+// StatusDestroyed. Only the first call does anything; it returns the first
+// close error.
+func (l *lifecycle) destroy() error {
+	l.mu.Lock()
+	if l.status == StatusDestroyed {
+		l.mu.Unlock()
+		return nil
+	}
+	closers := l.closers
+	l.closers = nil
+	l.mu.Unlock()
+	var first error
+	for i := len(closers) - 1; i >= 0; i-- {
+		if err := closers[i].Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	l.setStatus(StatusDestroyed)
+	return first
+}
