@@ -205,5 +205,5 @@ type wrapped struct {
 	is  error
 }
 
-func (w *wrapped) Error() string        { return w.msg + ": " + w.err.Error() }
-func (w *wrapped) Unwrap() []error      { return []error{w.err, w.is} }
+func (w *wrapped) Error() string   { return w.msg + ": " + w.err.Error() }
+func (w *wrapped) Unwrap() []error { return []error{w.err, w.is} }
