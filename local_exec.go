@@ -177,9 +177,10 @@ func mergeMaps(maps ...map[string]string) map[string]string {
 const maxStderrKept = 1 << 20
 
 // capBuffer collects output up to max bytes (0: unlimited) and counts the
-// rest, so a chatty command cannot exhaust memory.
+// rest, so a chatty command cannot exhaust memory. It deliberately has no
+// ReadFrom, so io.Copy goes through Write and the cap.
 type capBuffer struct {
-	bytes.Buffer
+	buf   bytes.Buffer
 	max   int
 	total int64
 }
@@ -187,25 +188,28 @@ type capBuffer struct {
 func (c *capBuffer) Write(p []byte) (int, error) {
 	c.total += int64(len(p))
 	if c.max > 0 {
-		room := c.max - c.Buffer.Len()
+		room := c.max - c.buf.Len()
 		if room <= 0 {
 			return len(p), nil
 		}
 		if len(p) > room {
-			c.Buffer.Write(p[:room])
+			c.buf.Write(p[:room])
 			return len(p), nil
 		}
 	}
-	return c.Buffer.Write(p)
+	return c.buf.Write(p)
 }
+
+func (c *capBuffer) Bytes() []byte  { return c.buf.Bytes() }
+func (c *capBuffer) String() string { return c.buf.String() }
 
 // result returns the collected output, with a note when it was truncated.
 func (c *capBuffer) result() []byte {
-	if c.max > 0 && c.total > int64(c.Buffer.Len()) {
-		fmt.Fprintf(&c.Buffer, "\n\n... [Output truncated. Full output was %d bytes, showing first %d]",
+	if c.max > 0 && c.total > int64(c.buf.Len()) {
+		fmt.Fprintf(&c.buf, "\n\n... [Output truncated. Full output was %d bytes, showing first %d]",
 			c.total, c.max)
 	}
-	return c.Buffer.Bytes()
+	return c.buf.Bytes()
 }
 
 // multiWriter writes to both writers; the first one's error wins.
