@@ -192,3 +192,34 @@ func serveInProcess(target Backend) io.ReadWriteCloser {
 	}()
 	return client
 }
+
+// MCPClient is the package-level MCPClient for l.
+func (l *Local) MCPClient(ctx context.Context, opts MCPOptions) (*mcp.Client, error) {
+	return MCPClient(ctx, l, opts)
+}
+
+// MCPTransport is the package-level MCPTransport for l.
+func (l *Local) MCPTransport(ctx context.Context, opts MCPOptions) (io.ReadWriteCloser, error) {
+	return MCPTransport(ctx, l, opts)
+}
+
+// MCPClient is the package-level MCPClient for m (always in-process).
+func (m *Memory) MCPClient(ctx context.Context, opts MCPOptions) (*mcp.Client, error) {
+	return MCPClient(ctx, m, opts)
+}
+
+// MCPTransport is the package-level MCPTransport for m (always in-process).
+func (m *Memory) MCPTransport(ctx context.Context, opts MCPOptions) (io.ReadWriteCloser, error) {
+	return MCPTransport(ctx, m, opts)
+}
+
+// MCPClient is the package-level MCPClient for s: the server is confined to
+// the scope (a spawned CLI gets --scopePath).
+func (s *Scope) MCPClient(ctx context.Context, opts MCPOptions) (*mcp.Client, error) {
+	return MCPClient(ctx, s, opts)
+}
+
+// MCPTransport is the package-level MCPTransport for s.
+func (s *Scope) MCPTransport(ctx context.Context, opts MCPOptions) (io.ReadWriteCloser, error) {
+	return MCPTransport(ctx, s, opts)
+}
