@@ -1,8 +1,17 @@
 package agentbe
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"os"
+	"os/exec"
+	"runtime"
 	"sort"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
@@ -53,15 +62,115 @@ func (p plainSandbox) command(s sandboxSpec) ([]string, []string, string) {
 	return []string{s.Shell, "-c", s.Command}, env, dir
 }
 
-// newSandbox resolves the configured isolation mode.
-// The bwrap mode is added by the isolation work (issue 3).
+// newSandbox resolves the configured isolation mode; NewLocal calls it
+// once per backend.
+//
+//   - IsolationNone and IsolationSoftware run the shell directly (the safety
+//     check and the working-directory validation are Local.Exec's).
+//   - IsolationBwrap requires a usable bwrap: installed, and a probe sandbox
+//     actually runs (inside many containers bwrap exists but cannot create
+//     namespaces). Otherwise it fails with MISSING_UTILITIES.
+//   - IsolationAuto ("") uses bwrap when usable, else software, and logs the
+//     choice and its reason once per process on the default slog logger.
+//
+// The probe runs once per process; its result is cached.
 func newSandbox(m Isolation) (sandbox, error) {
+	return selectSandbox(m, detectBwrap, logAutoChoiceOnce)
+}
+
+// selectSandbox is newSandbox with the probe and the logger as parameters.
+func selectSandbox(m Isolation, probe func() (bwrapLayout, error), logChoice func(Isolation, string)) (sandbox, error) {
 	switch m {
 	case IsolationNone:
 		return plainSandbox{IsolationNone}, nil
-	default:
+	case IsolationSoftware:
 		return plainSandbox{IsolationSoftware}, nil
+	case IsolationBwrap:
+		l, err := probe()
+		if err != nil {
+			return nil, &Error{Code: CodeMissingUtilities, Op: "config",
+				Reason: "isolation bwrap is not usable: " + err.Error(), Err: ErrMissingUtility}
+		}
+		return bwrapSandbox{l}, nil
+	case "", IsolationAuto:
+		l, err := probe()
+		if err != nil {
+			logChoice(IsolationSoftware, "bwrap is not usable: "+err.Error())
+			return plainSandbox{IsolationSoftware}, nil
+		}
+		logChoice(IsolationBwrap, "bwrap at "+l.bwrap+" runs a probe sandbox")
+		return bwrapSandbox{l}, nil
 	}
+	return nil, &Error{Code: CodeInvalidConfiguration, Op: "config",
+		Reason: "unknown isolation mode " + string(m), Err: ErrInvalidConfig}
+}
+
+var autoLogOnce sync.Once
+
+func logAutoChoiceOnce(chosen Isolation, reason string) {
+	autoLogOnce.Do(func() {
+		slog.Info("agentbe: isolation auto selected "+string(chosen), "isolation", string(chosen), "reason", reason)
+	})
+}
+
+var bwrapProbe struct {
+	once   sync.Once
+	layout bwrapLayout
+	err    error
+}
+
+// detectBwrap finds bwrap on PATH and checks, once per process, that it can
+// build the sandbox commands will run in.
+func detectBwrap() (bwrapLayout, error) {
+	bwrapProbe.once.Do(func() {
+		if runtime.GOOS != "linux" {
+			bwrapProbe.err = errors.New("bwrap requires Linux")
+			return
+		}
+		p, err := exec.LookPath("bwrap")
+		if err != nil {
+			bwrapProbe.err = errors.New("bwrap not found in PATH")
+			return
+		}
+		bwrapProbe.layout, bwrapProbe.err = probeBwrap(p)
+	})
+	return bwrapProbe.layout, bwrapProbe.err
+}
+
+// probeTimeout bounds the probe sandbox.
+const probeTimeout = 10 * time.Second
+
+// probeBwrap runs "true" in a sandbox built exactly like a command's, on an
+// empty temporary workspace, and reports why it failed.
+func probeBwrap(bwrap string) (bwrapLayout, error) {
+	l := hostBwrapLayout(bwrap)
+	dir, err := os.MkdirTemp("", "agentbe-bwrap-probe-")
+	if err != nil {
+		return l, fmt.Errorf("probe workspace: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	shell := "/bin/sh"
+	if _, err := os.Stat(shell); err != nil {
+		return l, errors.New("probe: no /bin/sh")
+	}
+	spec := sandboxSpec{Shell: shell, Command: "exit 0", HostRoot: dir, WorkRel: "."}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	argv := bwrapArgv(l, spec)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir = bwrapEnv(spec), dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		if msg == "" {
+			msg = err.Error()
+		}
+		return l, fmt.Errorf("probe sandbox failed: %s", msg)
+	}
+	return l, nil
 }
 
 // mergeEnv overlays each map onto base (KEY=VALUE entries), later maps

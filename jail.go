@@ -2,13 +2,13 @@ package agentbe
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -116,11 +116,11 @@ func follow[T any](r *os.Root, host, rel string, op func(string) (T, error)) (T,
 }
 
 // tempName returns a hidden sibling name for an atomic replacement of rel.
+// The name need not be unpredictable: it is created with O_EXCL, which
+// refuses any existing entry (a planted link included), and retried.
 func tempName(rel string) string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
 	dir, base := path.Split(rel)
-	return dir + "." + base + "." + hex.EncodeToString(b[:]) + ".tmp"
+	return dir + "." + base + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
 }
 
 // atomicFile writes to a temporary sibling and renames it over the target on
@@ -165,13 +165,21 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 			return nil, &fs.PathError{Op: "write", Path: rel, Err: syscall.EISDIR}
 		}
 	}
-	tmp := tempName(target)
-	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if errors.Is(err, fs.ErrNotExist) {
-		if merr := r.MkdirAll(path.Dir(target), 0o755); merr != nil {
-			return nil, merr
-		}
+	var tmp string
+	var f *os.File
+	var err error
+	for try := 0; try < 3; try++ {
+		tmp = tempName(target)
 		f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, fs.ErrNotExist) {
+			if merr := r.MkdirAll(path.Dir(target), 0o755); merr != nil {
+				return nil, merr
+			}
+			f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -1,21 +1,181 @@
 package agentbe
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+	"sync"
+)
 
 // SafetyPolicy adjusts the dangerous-command check. The zero value applies
-// the built-in rules. (Placeholder: completed by the safety work, issue 3.)
+// the built-in rules of the project's safety list (spec safety.md) and its
+// default allowlist ("gcloud rsync").
+//
+// Caller patterns are Go regular expressions, matched case-insensitively
+// against the pre-processed command: heredoc bodies removed, line
+// continuations joined, lower-cased.
 type SafetyPolicy struct {
-	// Blocked adds regular expressions that mark a command dangerous.
+	// Blocked adds patterns that mark a command dangerous
+	// (DANGEROUS_OPERATION).
 	Blocked []string
-	// Allowed adds regular expressions that, matched first, let a command pass.
+	// Allowed adds patterns whose matches are exempt from the check. Like the
+	// built-in allowlist they are applied first; the text they match is
+	// blanked out and the rest of the command is still checked, so an
+	// allowed fragment cannot carry a dangerous remainder through
+	// ("gcloud rsync a b && sudo x" is still blocked).
 	Allowed []string
 }
 
-// CheckCommand reports whether command may run under p: nil, or an *Error
-// wrapping ErrEmptyCommand or ErrDangerous.
+// SafetyChecker is a compiled SafetyPolicy. It is safe for concurrent use.
+// Backends build one at construction; CheckCommand builds (and caches) one
+// per distinct policy.
+type SafetyChecker struct {
+	allowed []*regexp.Regexp
+	blocked []*regexp.Regexp
+}
+
+// NewSafetyChecker compiles p. An invalid pattern yields an *Error of code
+// INVALID_CONFIGURATION wrapping ErrInvalidConfig.
+func NewSafetyChecker(p SafetyPolicy) (*SafetyChecker, error) {
+	c := &SafetyChecker{}
+	for _, list := range []struct {
+		src []string
+		dst *[]*regexp.Regexp
+	}{{p.Allowed, &c.allowed}, {p.Blocked, &c.blocked}} {
+		for _, s := range list.src {
+			re, err := regexp.Compile("(?i)" + s)
+			if err != nil {
+				return nil, &Error{Code: CodeInvalidConfiguration, Op: "config",
+					Reason: "invalid safety pattern " + strings.TrimPrefix(err.Error(), "error parsing regexp: "),
+					Err:    ErrInvalidConfig}
+			}
+			*list.dst = append(*list.dst, re)
+		}
+	}
+	return c, nil
+}
+
+// defaultChecker applies the built-in rules only.
+var defaultChecker = &SafetyChecker{}
+
+// policyCache keeps the compiled form of the policies CheckCommand has seen,
+// so extra patterns are compiled once, not on every call. It is bounded:
+// past maxCachedPolicies distinct policies, further ones are compiled per
+// call (callers with many policies should hold a SafetyChecker).
+var (
+	policyCache   sync.Map // policyKey -> *SafetyChecker
+	policyCacheMu sync.Mutex
+	policyCacheN  int
+)
+
+const maxCachedPolicies = 64
+
+func policyKey(p SafetyPolicy) string {
+	return strings.Join(p.Allowed, "\x00") + "\x01" + strings.Join(p.Blocked, "\x00")
+}
+
+// CheckCommand reports whether command may run under p. It returns nil, or
+// an *Error of code EMPTY_COMMAND (wrapping ErrEmptyCommand) for a blank
+// command, DANGEROUS_OPERATION or UNSAFE_COMMAND (the workspace-escape
+// class), both wrapping ErrDangerous and carrying the command, a Reason and
+// Guidance, or INVALID_CONFIGURATION when p holds an invalid pattern.
+//
+// The check is a footgun filter in front of the real boundary (the bwrap
+// sandbox and the os.Root file jail), not the boundary itself. It is a pure
+// function of its arguments.
+//
+// Pre-processing, in this order: heredoc bodies are removed (they are data;
+// the line holding "<<" is still checked), backslash-newline continuations
+// are joined, the text is lower-cased; then allowed patterns blank out what
+// they match, and every dangerous and workspace-escape pattern runs on the
+// rest. Two deliberate deviations make the filter stricter than the
+// reference: the body of a heredoc with an unquoted delimiter is kept when
+// it holds "$(" or "`" (the shell runs those substitutions), and heredoc
+// bodies are only removed when the command parses cleanly (balanced quotes,
+// every heredoc terminated).
 func CheckCommand(command string, p SafetyPolicy) error {
+	if len(p.Allowed) == 0 && len(p.Blocked) == 0 {
+		return defaultChecker.Check(command)
+	}
+	key := policyKey(p)
+	if c, ok := policyCache.Load(key); ok {
+		return c.(*SafetyChecker).Check(command)
+	}
+	c, err := NewSafetyChecker(p)
+	if err != nil {
+		return err
+	}
+	policyCacheMu.Lock()
+	if policyCacheN < maxCachedPolicies {
+		if _, loaded := policyCache.LoadOrStore(key, c); !loaded {
+			policyCacheN++
+		}
+	}
+	policyCacheMu.Unlock()
+	return c.Check(command)
+}
+
+// Check applies the built-in rules and the checker's policy to command; see
+// CheckCommand.
+func (c *SafetyChecker) Check(command string) error {
 	if strings.TrimSpace(command) == "" {
 		return &Error{Code: CodeEmptyCommand, Op: "exec", Err: ErrEmptyCommand}
 	}
+	text := preprocessCommand(command)
+	text = maskAllowed(text, c.allowed)
+	words := presentWords(text)
+	for i := range builtinRules {
+		r := &builtinRules[i]
+		if frag, ok := r.match(text, words); ok {
+			return r.block(command, frag)
+		}
+	}
+	for _, re := range c.blocked {
+		if loc := re.FindStringIndex(text); loc != nil {
+			frag := text[loc[0]:loc[1]]
+			return &Error{Code: CodeDangerousOperation, Op: "exec", Command: command,
+				Reason:   "matches blocked pattern " + quoteFrag(re.String()[len("(?i)"):]) + fragNote(frag),
+				Guidance: "This command is blocked by the backend's safety policy",
+				Err:      ErrDangerous}
+		}
+	}
 	return nil
+}
+
+// preprocessCommand applies the pre-processing steps of CheckCommand.
+func preprocessCommand(command string) string {
+	text := stripHeredocs(command)
+	if strings.Contains(text, "\\\n") {
+		text = strings.ReplaceAll(text, "\\\n", "")
+	}
+	return strings.ToLower(text)
+}
+
+// maskAllowed blanks every match of the default allowlist and of extra.
+func maskAllowed(text string, extra []*regexp.Regexp) string {
+	if strings.Contains(text, "gcloud") {
+		text = reGcloudRsync.ReplaceAllString(text, " ")
+	}
+	for _, re := range extra {
+		text = re.ReplaceAllString(text, " ")
+	}
+	return text
+}
+
+// reGcloudRsync is the default allowlist: gcloud's rsync subcommands are
+// not the rsync binary.
+var reGcloudRsync = regexp.MustCompile(`\bgcloud\s+(?:(?:alpha|beta)\s+)?(?:storage\s+)?rsync\b`)
+
+func quoteFrag(s string) string {
+	const max = 80
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return `"` + s + `"`
+}
+
+func fragNote(frag string) string {
+	if frag == "" {
+		return ""
+	}
+	return " (" + quoteFrag(strings.TrimSpace(frag)) + ")"
 }

@@ -59,6 +59,14 @@ type Tool struct {
 	InputSchema  json.RawMessage  `json:"inputSchema"`
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	// Execution is optional; the official filesystem server sends
+	// {"taskSupport":"forbidden"}.
+	Execution *ToolExecution `json:"execution,omitempty"`
+}
+
+// ToolExecution describes how a tool may be executed (MCP 2025-11-25).
+type ToolExecution struct {
+	TaskSupport string `json:"taskSupport,omitempty"`
 }
 
 // ResourceContents is the embedded resource of a "resource" content item.
@@ -105,4 +113,16 @@ func TextResult(text string) *CallToolResult {
 // ErrorResult is a tool failure result carrying msg.
 func ErrorResult(msg string) *CallToolResult {
 	return &CallToolResult{Content: []Content{{Type: "text", Text: msg}}, IsError: true}
+}
+
+// MarshalJSON writes the fields a content item of its type requires even
+// when they are empty (an empty file is {"type":"text","text":""}), and
+// omits the others. Strings are not HTML-escaped, like JSON.stringify.
+func (c Content) MarshalJSON() ([]byte, error) {
+	return appendContent(make([]byte, 0, len(c.Text)+len(c.Data)+48), &c), nil
+}
+
+// MarshalJSON encodes the result without reflection on the common path.
+func (r CallToolResult) MarshalJSON() ([]byte, error) {
+	return appendCallToolResult(nil, &r)
 }
