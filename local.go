@@ -58,6 +58,7 @@ type Local struct {
 	jail    *jail
 	shell   string
 	sb      sandbox
+	checker *SafetyChecker
 	log     opLog
 	scopes  *scopeSet
 	view    bool // an internal view of a sub-directory, used by scopes
@@ -91,6 +92,10 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
+	checker, err := NewSafetyChecker(cfg.Safety)
+	if err != nil {
+		return nil, err
+	}
 	sb, err := newSandbox(cfg.Isolation)
 	if err != nil {
 		return nil, err
@@ -101,7 +106,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 		return nil, configErr("cannot open RootDir", err)
 	}
 	return &Local{
-		cfg: cfg, rootDir: abs, life: life, jail: j, shell: shell, sb: sb,
+		cfg: cfg, rootDir: abs, life: life, jail: j, shell: shell, sb: sb, checker: checker,
 		log: opLog{logger: cfg.Logger, mode: cfg.LogMode}, scopes: newScopeSet(),
 	}, nil
 }

@@ -40,8 +40,8 @@ func resolveShell(s Shell) (string, error) {
 // Exec runs command with the backend's shell in the workspace root (or
 // opts.Dir) and returns its standard output. See ExecOptions.
 //
-// The command is first checked with CheckCommand unless AllowDangerous is
-// set. The environment is the process environment (not under bwrap), then
+// The command is first checked like CheckCommand does (with the policy
+// compiled once, at construction) unless AllowDangerous is set. The environment is the process environment (not under bwrap), then
 // LocalConfig.Env, then the scope's and the call's Env; HOME and PWD are the
 // working directory. Cancelling ctx or reaching opts.Timeout kills the
 // command's whole process group. A non-zero exit yields an *Error of code
@@ -64,7 +64,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		return nil, "", &Error{Code: CodeEmptyCommand, Op: "exec", Backend: KindLocal, Err: ErrEmptyCommand}
 	}
 	if !l.cfg.AllowDangerous {
-		if err := CheckCommand(command, l.cfg.Safety); err != nil {
+		if err := l.checker.Check(command); err != nil {
 			return nil, "", err
 		}
 	}

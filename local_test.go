@@ -25,6 +25,7 @@ func TestNewLocalConfig(t *testing.T) {
 		{"bad shell", LocalConfig{RootDir: dir, Shell: "fish"}, CodeInvalidConfiguration},
 		{"negative output", LocalConfig{RootDir: dir, MaxOutputBytes: -1}, CodeInvalidConfiguration},
 		{"root is a file", LocalConfig{RootDir: writeTemp(t, "f")}, CodeInvalidConfiguration},
+		{"bad safety pattern", LocalConfig{RootDir: dir, Safety: SafetyPolicy{Blocked: []string{"("}}}, CodeInvalidConfiguration},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
