@@ -46,6 +46,12 @@ type MCPOptions struct {
 	// InProcess serves a Local backend's tools in this process instead of
 	// spawning the CLI. Memory backends are always served in-process: a
 	// subprocess could never see their data.
+	//
+	// The spawned CLI runs in --local-only mode, which by the daemon spec
+	// trusts the local user and does not block dangerous commands; the
+	// in-process server runs exec through the backend itself, so its
+	// safety check (AllowDangerous false) applies. Choose InProcess to keep
+	// that check on the exec tool.
 	InProcess bool
 	// Client identifies the MCP client in initialize.
 	Client mcp.Implementation
