@@ -1,0 +1,83 @@
+package agentbe
+
+import (
+	"context"
+	"io/fs"
+	"sort"
+)
+
+// ReadDirEntries lists directory p as sorted fs.DirEntry values whose types
+// come from lstat (a link is never a directory), in one pass over the
+// directory; it spares callers one Lstat per name.
+func (l *Local) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
+	done := l.log.begin("readdir", p)
+	f, err := l.open(ctx, "readdir", p)
+	if err != nil {
+		done(err)
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		err = l.fail("readdir", p, err)
+		done(err)
+		return nil, err
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	done(nil)
+	return entries, nil
+}
+
+// ReadDirEntries lists the immediate children of prefix p with synthetic
+// information; see ReadDir.
+func (m *Memory) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
+	names, err := m.ReadDir(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	k, err := m.key(ctx, "readdir", p)
+	if err != nil {
+		return nil, err
+	}
+	pre := ""
+	if k != "" {
+		pre = k + "/"
+	}
+	out := make([]fs.DirEntry, 0, len(names))
+	m.store.mu.RLock()
+	for _, n := range names {
+		f, ok := m.store.files[pre+n]
+		info := memInfo{name: n, dir: !ok || m.store.hasChildren(pre+n)}
+		if ok && !info.dir {
+			info.size, info.mod = int64(len(f.data)), f.mod
+		}
+		out = append(out, fs.FileInfoToDirEntry(info))
+	}
+	m.store.mu.RUnlock()
+	return out, nil
+}
+
+// ImplicitDirs reports that directories exist only through the keys below
+// them, so tools must not require a parent directory to exist.
+func (m *Memory) ImplicitDirs() bool { return true }
+
+// ReadDirEntries lists directory p of the scope; see Local.ReadDirEntries.
+func (s *Scope) ReadDirEntries(ctx context.Context, p string) (entries []fs.DirEntry, err error) {
+	err = s.run(ctx, "readdir", p, false, func() error {
+		if r, ok := s.inner.(interface {
+			ReadDirEntries(context.Context, string) ([]fs.DirEntry, error)
+		}); ok {
+			entries, err = r.ReadDirEntries(ctx, p)
+			return err
+		}
+		return ErrNotImplemented
+	})
+	return entries, err
+}
+
+// ImplicitDirs reports whether the wrapped backend has implicit directories
+// (a Memory backend does).
+func (s *Scope) ImplicitDirs() bool {
+	d, ok := s.inner.(interface{ ImplicitDirs() bool })
+	return ok && d.ImplicitDirs()
+}
