@@ -26,6 +26,8 @@ type jail struct {
 	mu       sync.Mutex
 	root     *os.Root
 	hostReal string // symlink-free host path of the directory
+	untrack  func()
+	closed   bool
 }
 
 // openRootJail opens the workspace root itself.
@@ -59,6 +61,9 @@ func (j *jail) get() (*os.Root, string, error) {
 	if j.root != nil {
 		return j.root, j.hostReal, nil
 	}
+	if j.closed {
+		return nil, "", ErrDestroyed
+	}
 	pr, phost, err := j.parent.get()
 	if err != nil {
 		return nil, "", err
@@ -72,8 +77,21 @@ func (j *jail) get() (*os.Root, string, error) {
 		return nil, "", err
 	}
 	j.root, j.hostReal = r, wspath.Join(phost, realRel)
-	j.life.Track(r)
+	j.untrack = j.life.track(r)
 	return r, j.hostReal, nil
+}
+
+// close releases the root of a scope's jail early (when the scope is
+// destroyed, not the backend); later calls of get fail with ErrDestroyed.
+func (j *jail) close() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.closed = true
+	if j.root != nil {
+		_ = j.root.Close()
+		j.untrack()
+		j.root = nil
+	}
 }
 
 func evalDir(dir string) (string, error) {
@@ -133,7 +151,14 @@ type atomicFile struct {
 	target string
 	mode   fs.FileMode
 	keep   bool // chmod the result to mode (the replaced file's bits)
-	done   func(error)
+
+	// Set by Local.Create: wrap turns errors into *Error values, done logs
+	// the outcome, untrack ends the destroy-time registration.
+	wrap    func(error) error
+	done    func(error)
+	untrack func()
+
+	mu     sync.Mutex
 	closed bool
 }
 
@@ -196,16 +221,24 @@ func (a *atomicFile) ReadFrom(r io.Reader) (int64, error) { return a.f.ReadFrom(
 // failed, in which case the temporary file is removed and the target is left
 // as it was.
 func (a *atomicFile) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.closed {
 		return fs.ErrClosed
 	}
 	a.closed = true
-	err := a.f.Close()
+	if a.untrack != nil {
+		a.untrack()
+	}
+	var err error
+	if a.keep {
+		err = a.f.Chmod(a.mode)
+	}
+	if cerr := a.f.Close(); err == nil {
+		err = cerr
+	}
 	if err == nil && a.ctx != nil {
 		err = a.ctx.Err()
-	}
-	if err == nil && a.keep {
-		err = a.root.Chmod(a.tmp, a.mode)
 	}
 	if err == nil {
 		err = a.root.Rename(a.tmp, a.target)
@@ -213,17 +246,34 @@ func (a *atomicFile) Close() error {
 	if err != nil {
 		_ = a.root.Remove(a.tmp)
 	}
+	if a.wrap != nil {
+		err = a.wrap(err)
+	}
 	if a.done != nil {
 		a.done(err)
 	}
 	return err
 }
 
-// abort discards the temporary file.
+// abort discards the temporary file; it is also what Destroy does to a
+// writer still open, before the workspace root is closed.
 func (a *atomicFile) abort() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if !a.closed {
 		a.closed = true
+		if a.untrack != nil {
+			a.untrack()
+		}
 		_ = a.f.Close()
 		_ = a.root.Remove(a.tmp)
 	}
+}
+
+// abortOnDestroy adapts an open writer to the destroy-time closers.
+type abortOnDestroy struct{ a *atomicFile }
+
+func (c abortOnDestroy) Close() error {
+	c.a.abort()
+	return nil
 }

@@ -150,6 +150,9 @@ func (l *Local) Destroy(ctx context.Context) error {
 
 // Scope returns a view restricted to the sub-directory p.
 func (l *Local) Scope(p string, opts ScopeOptions) (*Scope, error) {
+	if err := l.alive("scope", p); err != nil {
+		return nil, err
+	}
 	return newScope(l, l, p, opts)
 }
 
@@ -167,9 +170,16 @@ func (l *Local) subtree(rel string) Backend {
 
 func (l *Local) scopeSet() *scopeSet { return l.scopes }
 
+// release closes the *os.Root of a view (a destroyed scope's directory).
+func (l *Local) release() {
+	if l.view {
+		l.jail.close()
+	}
+}
+
 // alive fails once the backend is destroyed.
 func (l *Local) alive(op, p string) error {
-	if l.life.Status() == StatusDestroyed {
+	if l.life.dead() {
 		return &Error{Code: CodeDestroyed, Op: op, Path: p, Backend: KindLocal, Err: ErrDestroyed}
 	}
 	return nil

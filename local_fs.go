@@ -164,7 +164,9 @@ func (l *Local) Create(ctx context.Context, p string) (io.WriteCloser, error) {
 		done(err)
 		return nil, err
 	}
-	a.done = func(err error) { done(l.fail("create", p, err)) }
+	a.wrap = func(err error) error { return l.fail("create", p, err) }
+	a.done = done
+	a.untrack = l.life.track(abortOnDestroy{a})
 	return a, nil
 }
 
@@ -316,7 +318,7 @@ func (l *Local) remove(ctx context.Context, p string, opts RemoveOptions) error 
 // Rename moves oldPath to newPath, creating newPath's parent directories.
 // Neither may be the workspace root.
 func (l *Local) Rename(ctx context.Context, oldPath, newPath string) error {
-	done := l.log.begin("rename", oldPath)
+	done := l.log.begin2("rename", oldPath, newPath)
 	err := l.rename(ctx, oldPath, newPath)
 	done(err)
 	return err
@@ -384,10 +386,30 @@ func (l *Local) touch(ctx context.Context, p string) error {
 
 // RealPath resolves links inside the workspace and returns the absolute path
 // under RootDir that p names.
+//
+// For a scope whose directory does not exist yet, nothing below it can be a
+// link, so the lexical path is returned.
 func (l *Local) RealPath(ctx context.Context, p string) (string, error) {
-	r, host, rel, err := l.at(ctx, "realpath", p)
-	if err != nil {
+	done := l.log.begin("realpath", p)
+	real, err := l.realPath(ctx, p)
+	done(err)
+	return real, err
+}
+
+func (l *Local) realPath(ctx context.Context, p string) (string, error) {
+	if err := l.alive("realpath", p); err != nil {
 		return "", err
+	}
+	rel, err := wspath.Resolve(l.rootDir, p)
+	if err != nil {
+		return "", l.fail("realpath", p, err)
+	}
+	r, host, err := l.jail.get()
+	if err != nil {
+		if l.view && errors.Is(err, fs.ErrNotExist) {
+			return wspath.Join(l.rootDir, rel), nil
+		}
+		return "", l.fail("realpath", p, err)
 	}
 	real, err := wspath.RealPath(r, host, rel)
 	if err != nil {
@@ -395,3 +417,6 @@ func (l *Local) RealPath(ctx context.Context, p string) (string, error) {
 	}
 	return wspath.Join(l.rootDir, real), nil
 }
+
+// ensureDir creates directory rel without logging it (a scope's root).
+func (l *Local) ensureDir(ctx context.Context, rel string) error { return l.mkdir(ctx, rel) }

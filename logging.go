@@ -65,6 +65,18 @@ func (l opLog) begin(op, p string) func(err error) {
 	}
 }
 
+// begin2 is begin for operations on two paths (rename).
+func (l opLog) begin2(op, p, p2 string) func(err error) {
+	if l.logger == nil || (l.mode == LogStandard && !modifying[op]) {
+		return func(error) {}
+	}
+	start := time.Now()
+	return func(err error) {
+		l.logger.LogOp(OpEntry{Time: start, Op: op, Path: p, Path2: p2, Scope: l.scope,
+			Success: err == nil, Duration: time.Since(start), Err: err})
+	}
+}
+
 func (l opLog) logExec(start time.Time, command, stdout, stderr string, err error) {
 	if l.logger == nil {
 		return

@@ -3,6 +3,7 @@ package agentbe
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"path"
@@ -22,7 +23,10 @@ type MemoryConfig struct {
 	// It must be absolute.
 	RootDir string
 	// Initial pre-populates the store; keys are paths resolved like any
-	// other path (a key escaping the root is a configuration error).
+	// other path (a key escaping the root is a configuration error). As in
+	// any key/value store, a key may coexist with keys below it ("a" and
+	// "a/b"): it then reads as a file and lists as a directory. Writes made
+	// later refuse to create such pairs (EISDIR, ENOTDIR).
 	Initial map[string][]byte
 	// Logger receives operations; nil logs nothing.
 	Logger OpLogger
@@ -49,6 +53,52 @@ var _ Backend = (*Memory)(nil)
 type memStore struct {
 	mu    sync.RWMutex
 	files map[string]memFile
+	// dirs counts, for every proper prefix of a key, the keys below it, so
+	// directory questions cost O(depth), not O(keys).
+	dirs map[string]int
+}
+
+// set stores f at k, keeping dirs up to date. Callers hold the lock.
+func (s *memStore) set(k string, f memFile) {
+	if _, ok := s.files[k]; !ok {
+		forAncestors(k, func(a string) { s.dirs[a]++ })
+	}
+	s.files[k] = f
+}
+
+// del removes k, keeping dirs up to date. Callers hold the lock.
+func (s *memStore) del(k string) {
+	if _, ok := s.files[k]; !ok {
+		return
+	}
+	delete(s.files, k)
+	forAncestors(k, func(a string) {
+		if s.dirs[a]--; s.dirs[a] <= 0 {
+			delete(s.dirs, a)
+		}
+	})
+}
+
+// fileAncestor returns a proper prefix of k that is itself a key (a file
+// cannot be a directory), or "".
+func (s *memStore) fileAncestor(k string) string {
+	found := ""
+	forAncestors(k, func(a string) {
+		if _, ok := s.files[a]; ok && found == "" {
+			found = a
+		}
+	})
+	return found
+}
+
+// forAncestors calls fn for every proper prefix of k ("a", "a/b" for
+// "a/b/c").
+func forAncestors(k string, fn func(string)) {
+	for i := 0; i < len(k); i++ {
+		if k[i] == '/' {
+			fn(k[:i])
+		}
+	}
 }
 
 type memFile struct {
@@ -67,7 +117,7 @@ func NewMemory(cfg MemoryConfig) (*Memory, error) {
 	}
 	root = path.Clean(root)
 	m := &Memory{
-		store:   &memStore{files: make(map[string]memFile, len(cfg.Initial))},
+		store:   &memStore{files: make(map[string]memFile, len(cfg.Initial)), dirs: map[string]int{}},
 		rootDir: root, life: newLifecycle(StatusConnected),
 		log: opLog{logger: cfg.Logger, mode: cfg.LogMode}, scopes: newScopeSet(),
 	}
@@ -77,7 +127,7 @@ func NewMemory(cfg MemoryConfig) (*Memory, error) {
 		if err != nil || rel == "." {
 			return nil, configErr("invalid initial key "+k, err)
 		}
-		m.store.files[rel] = memFile{data: bytes.Clone(v), mod: now}
+		m.store.set(rel, memFile{data: bytes.Clone(v), mod: now})
 	}
 	return m, nil
 }
@@ -105,7 +155,7 @@ func (m *Memory) Destroy(context.Context) error {
 	}
 	err := m.life.destroy()
 	m.store.mu.Lock()
-	m.store.files = map[string]memFile{}
+	m.store.files, m.store.dirs = map[string]memFile{}, map[string]int{}
 	m.store.mu.Unlock()
 	return err
 }
@@ -132,7 +182,7 @@ func (m *Memory) subtree(rel string) Backend {
 func (m *Memory) scopeSet() *scopeSet { return m.scopes }
 
 func (m *Memory) alive(op, p string) error {
-	if m.life.Status() == StatusDestroyed {
+	if m.life.dead() {
 		return &Error{Code: CodeDestroyed, Op: op, Path: p, Backend: KindMemory, Err: ErrDestroyed}
 	}
 	return nil
@@ -148,7 +198,11 @@ func (m *Memory) key(ctx context.Context, op, p string) (string, error) {
 	}
 	rel, err := wspath.Resolve(m.rootDir, p)
 	if err != nil {
-		return "", &Error{Code: CodePathEscape, Op: op, Path: p, Backend: KindMemory, Err: err}
+		code := opCode(op)
+		if errors.Is(err, ErrPathEscape) {
+			code = CodePathEscape
+		}
+		return "", &Error{Code: code, Op: op, Path: p, Backend: KindMemory, Err: err}
 	}
 	k := wspath.Within(m.prefix, rel)
 	if k == "." {
@@ -172,13 +226,7 @@ func (s *memStore) hasChildren(k string) bool {
 	if k == "" {
 		return len(s.files) > 0
 	}
-	pre := k + "/"
-	for key := range s.files {
-		if strings.HasPrefix(key, pre) {
-			return true
-		}
-	}
-	return false
+	return s.dirs[k] > 0
 }
 
 func (m *Memory) get(ctx context.Context, op, p string) (memFile, error) {
@@ -239,7 +287,10 @@ func (m *Memory) put(ctx context.Context, op, p string, data []byte) error {
 	if k == "" || m.store.hasChildren(k) {
 		return m.failErrno(op, p, syscall.EISDIR)
 	}
-	m.store.files[k] = memFile{data: data, mod: time.Now()}
+	if m.store.fileAncestor(k) != "" {
+		return m.failErrno(op, p, syscall.ENOTDIR)
+	}
+	m.store.set(k, memFile{data: data, mod: time.Now()})
 	return nil
 }
 
@@ -394,16 +445,18 @@ func (m *Memory) remove(ctx context.Context, p string, opts RemoveOptions) error
 			}
 			return m.notFound("remove", p)
 		}
-		delete(m.store.files, k)
+		m.store.del(k)
 		return nil
 	}
 	removed := ok
-	delete(m.store.files, k)
-	pre := k + "/"
-	for key := range m.store.files {
-		if strings.HasPrefix(key, pre) {
-			delete(m.store.files, key)
-			removed = true
+	m.store.del(k)
+	if m.store.hasChildren(k) {
+		pre := k + "/"
+		for key := range m.store.files {
+			if strings.HasPrefix(key, pre) {
+				m.store.del(key)
+				removed = true
+			}
 		}
 	}
 	if !removed && !opts.Force {
@@ -415,7 +468,7 @@ func (m *Memory) remove(ctx context.Context, p string, opts RemoveOptions) error
 // Rename moves the key oldPath (or every key below the prefix oldPath) to
 // newPath, replacing what is there.
 func (m *Memory) Rename(ctx context.Context, oldPath, newPath string) error {
-	done := m.log.begin("rename", oldPath)
+	done := m.log.begin2("rename", oldPath, newPath)
 	err := m.rename(ctx, oldPath, newPath)
 	done(err)
 	return err
@@ -435,22 +488,35 @@ func (m *Memory) rename(ctx context.Context, oldPath, newPath string) error {
 	}
 	m.store.mu.Lock()
 	defer m.store.mu.Unlock()
+	if m.store.fileAncestor(to) != "" {
+		return m.failErrno("rename", newPath, syscall.ENOTDIR)
+	}
 	if f, ok := m.store.files[from]; ok {
-		delete(m.store.files, from)
-		m.store.files[to] = f
+		if m.store.hasChildren(to) {
+			return m.failErrno("rename", newPath, syscall.EISDIR)
+		}
+		m.store.del(from)
+		m.store.del(to)
+		m.store.set(to, f)
 		return nil
 	}
+	if !m.store.hasChildren(from) {
+		return m.notFound("rename", oldPath)
+	}
+	if _, ok := m.store.files[to]; ok {
+		return m.failErrno("rename", newPath, syscall.ENOTDIR)
+	}
 	pre := from + "/"
-	moved := false
+	moving := map[string]memFile{}
 	for key, f := range m.store.files {
 		if rest, ok := strings.CutPrefix(key, pre); ok {
-			delete(m.store.files, key)
-			m.store.files[to+"/"+rest] = f
-			moved = true
+			moving[rest] = f
 		}
 	}
-	if !moved {
-		return m.notFound("rename", oldPath)
+	for rest, f := range moving {
+		m.store.del(pre + rest)
+		m.store.del(to + "/" + rest)
+		m.store.set(to+"/"+rest, f)
 	}
 	return nil
 }
@@ -463,8 +529,10 @@ func (m *Memory) Touch(ctx context.Context, p string) error {
 		m.store.mu.Lock()
 		if k == "" || m.store.hasChildren(k) {
 			err = m.failErrno("touch", p, syscall.EISDIR)
+		} else if m.store.fileAncestor(k) != "" {
+			err = m.failErrno("touch", p, syscall.ENOTDIR)
 		} else if _, ok := m.store.files[k]; !ok {
-			m.store.files[k] = memFile{data: []byte{}, mod: time.Now()}
+			m.store.set(k, memFile{data: []byte{}, mod: time.Now()})
 		}
 		m.store.mu.Unlock()
 	}
@@ -474,19 +542,31 @@ func (m *Memory) Touch(ctx context.Context, p string) error {
 
 // RealPath returns the absolute path of p under RootDir (no links exist).
 func (m *Memory) RealPath(ctx context.Context, p string) (string, error) {
-	rel, err := wspath.Resolve(m.rootDir, p)
+	done := m.log.begin("realpath", p)
+	k, err := m.key(ctx, "realpath", p)
+	done(err)
 	if err != nil {
-		return "", &Error{Code: CodePathEscape, Op: "realpath", Path: p, Backend: KindMemory, Err: err}
-	}
-	if err := m.alive("realpath", p); err != nil {
 		return "", err
 	}
-	return wspath.Join(m.rootDir, rel), nil
+	return wspath.Join(m.rootDir, strings.TrimPrefix(strings.TrimPrefix(k, m.prefix), "/")), nil
 }
 
-// Exec is not supported by Memory backends.
-func (m *Memory) Exec(context.Context, string, ExecOptions) ([]byte, error) {
-	return nil, &Error{Code: CodeNotImplemented, Op: "exec", Backend: KindMemory, Err: ErrNotImplemented}
+// ensureDir validates rel; directories are implicit.
+func (m *Memory) ensureDir(ctx context.Context, rel string) error {
+	_, err := m.key(ctx, "mkdir", rel)
+	return err
+}
+
+// Exec is not supported by Memory backends: it fails with an error
+// wrapping ErrNotImplemented (ErrDestroyed once destroyed).
+func (m *Memory) Exec(ctx context.Context, command string, _ ExecOptions) ([]byte, error) {
+	start := time.Now()
+	err := m.alive("exec", "")
+	if err == nil {
+		err = &Error{Code: CodeNotImplemented, Op: "exec", Command: command, Backend: KindMemory, Err: ErrNotImplemented}
+	}
+	m.log.logExec(start, command, "", "", err)
+	return nil, err
 }
 
 // memInfo is the synthetic fs.FileInfo of a key or prefix.

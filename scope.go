@@ -40,6 +40,19 @@ type Scope struct {
 	destroyed atomic.Bool
 	made      atomic.Bool // the scope directory is known to exist
 	mkMu      sync.Mutex
+	creations atomic.Int32 // times the scope directory was created (tests)
+
+	subMu sync.Mutex
+	subID int
+	subs  map[int]scopeSub
+}
+
+// scopeSub is a status subscriber of a scope: fn hears the parent's
+// transitions through the parent subscription unsub, and the scope's own
+// move to StatusDestroyed.
+type scopeSub struct {
+	fn    func(old, new Status)
+	unsub func()
 }
 
 var _ Backend = (*Scope)(nil)
@@ -90,27 +103,87 @@ func (s *Scope) Status() Status {
 	return s.parent.Status()
 }
 
-// OnStatusChange subscribes to the parent's (ultimately the root backend's)
-// status transitions.
-func (s *Scope) OnStatusChange(fn func(old, new Status)) func() { return s.parent.OnStatusChange(fn) }
+// OnStatusChange subscribes fn to the scope's status transitions: those of
+// the parent (ultimately the root backend) while the scope lives, and the
+// scope's own move to StatusDestroyed.
+func (s *Scope) OnStatusChange(fn func(old, new Status)) func() {
+	unsub := s.parent.OnStatusChange(func(old, new Status) {
+		if !s.destroyed.Load() {
+			fn(old, new)
+		}
+	})
+	s.subMu.Lock()
+	if s.subs == nil {
+		s.subs = map[int]scopeSub{}
+	}
+	id := s.subID
+	s.subID++
+	s.subs[id] = scopeSub{fn: fn, unsub: unsub}
+	s.subMu.Unlock()
+	return func() {
+		s.subMu.Lock()
+		sub, ok := s.subs[id]
+		delete(s.subs, id)
+		s.subMu.Unlock()
+		if ok {
+			sub.unsub()
+		}
+	}
+}
 
 // Track registers c with the root backend, which closes it on destroy.
 func (s *Scope) Track(c io.Closer) { s.parent.Track(c) }
 
-// Destroy unregisters the scope from its parent; it never destroys the
-// parent and releases nothing else (the root backend owns the resources).
-// Children of the scope become orphans whose operations fail.
+// Destroy unregisters the scope from its parent, fires the scope's status
+// subscribers (→ StatusDestroyed) and releases the scope's own directory
+// handle; it never destroys the parent, and the root backend still owns
+// everything tracked. Children of the scope become orphans whose
+// operations fail with ErrDestroyed. Idempotent.
 func (s *Scope) Destroy(context.Context) error {
-	if s.destroyed.CompareAndSwap(false, true) {
-		s.parent.scopeSet().remove(s)
+	old := s.parent.Status()
+	if !s.destroyed.CompareAndSwap(false, true) {
+		return nil
+	}
+	s.parent.scopeSet().remove(s)
+	s.releaseTree()
+	s.subMu.Lock()
+	subs := s.subs
+	s.subs = nil
+	s.subMu.Unlock()
+	for id := 0; id < s.subID; id++ {
+		if sub, ok := subs[id]; ok {
+			sub.unsub()
+			if old != StatusDestroyed {
+				sub.fn(old, StatusDestroyed)
+			}
+		}
 	}
 	return nil
+}
+
+// releaseTree closes the directory handles of the scope and its children.
+func (s *Scope) releaseTree() {
+	if r, ok := s.inner.(interface{ release() }); ok {
+		r.release()
+	}
+	s.children.mu.Lock()
+	kids := make([]*Scope, 0, len(s.children.m))
+	for c := range s.children.m {
+		kids = append(kids, c)
+	}
+	s.children.mu.Unlock()
+	for _, c := range kids {
+		c.releaseTree()
+	}
 }
 
 // Scope returns a nested scope; its path is joined with this scope's.
 func (s *Scope) Scope(p string, opts ScopeOptions) (*Scope, error) {
 	if err := s.alive("scope", p); err != nil {
 		return nil, err
+	}
+	if s.Status() == StatusDestroyed {
+		return nil, &Error{Code: CodeDestroyed, Op: "scope", Path: p, Backend: s.Kind(), Err: ErrDestroyed}
 	}
 	return newScope(s, s, p, opts)
 }
@@ -142,11 +215,25 @@ func (s *Scope) ensureRoot(ctx context.Context) error {
 	if s.made.Load() {
 		return nil
 	}
-	if err := s.parent.Mkdir(ctx, s.rel); err != nil {
+	s.creations.Add(1)
+	if err := s.parent.(dirEnsurer).ensureDir(ctx, s.rel); err != nil {
 		return err
 	}
 	s.made.Store(true)
 	return nil
+}
+
+// dirEnsurer creates a directory (clean, relative to the receiver's root)
+// without logging it as a user operation.
+type dirEnsurer interface {
+	ensureDir(ctx context.Context, rel string) error
+}
+
+func (s *Scope) ensureDir(ctx context.Context, rel string) error {
+	if err := s.ensureRoot(ctx); err != nil {
+		return err
+	}
+	return s.inner.(dirEnsurer).ensureDir(ctx, rel)
 }
 
 // run wraps an operation with the liveness check, optional scope creation
@@ -181,10 +268,43 @@ func (s *Scope) Open(ctx context.Context, p string) (rc io.ReadCloser, err error
 	return rc, err
 }
 
-// Create returns an atomic writer for p; see Local.Create.
-func (s *Scope) Create(ctx context.Context, p string) (wc io.WriteCloser, err error) {
-	err = s.run(ctx, "create", p, true, func() error { wc, err = s.inner.Create(ctx, p); return err })
-	return wc, err
+// Create returns an atomic writer for p; see Local.Create. The scope logs
+// the outcome when the writer is closed.
+func (s *Scope) Create(ctx context.Context, p string) (io.WriteCloser, error) {
+	done := s.log.begin("create", p)
+	err := s.alive("create", p)
+	if err == nil {
+		err = s.ensureRoot(ctx)
+	}
+	var wc io.WriteCloser
+	if err == nil {
+		wc, err = s.inner.Create(ctx, p)
+	}
+	if err != nil {
+		done(err)
+		return nil, err
+	}
+	return &loggedWriter{WriteCloser: wc, done: done}, nil
+}
+
+// loggedWriter logs the outcome of Close.
+type loggedWriter struct {
+	io.WriteCloser
+	done func(error)
+}
+
+func (w *loggedWriter) Close() error {
+	err := w.WriteCloser.Close()
+	w.done(err)
+	return err
+}
+
+// ReadFrom keeps io.Copy on the fast path of the underlying writer.
+func (w *loggedWriter) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := w.WriteCloser.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{w.WriteCloser}, r)
 }
 
 // ReadDir lists directory p.
@@ -223,7 +343,16 @@ func (s *Scope) Remove(ctx context.Context, p string, opts RemoveOptions) error 
 
 // Rename moves oldPath to newPath inside the scope.
 func (s *Scope) Rename(ctx context.Context, oldPath, newPath string) error {
-	return s.run(ctx, "rename", oldPath, true, func() error { return s.inner.Rename(ctx, oldPath, newPath) })
+	done := s.log.begin2("rename", oldPath, newPath)
+	err := s.alive("rename", oldPath)
+	if err == nil {
+		err = s.ensureRoot(ctx)
+	}
+	if err == nil {
+		err = s.inner.Rename(ctx, oldPath, newPath)
+	}
+	done(err)
+	return err
 }
 
 // Touch creates p if missing; see Local.Touch.
@@ -238,6 +367,12 @@ func (s *Scope) RealPath(ctx context.Context, p string) (real string, err error)
 	return real, err
 }
 
+// execCollector runs a command and also returns the stderr it collected,
+// for the scope's log.
+type execCollector interface {
+	exec(ctx context.Context, command string, opts ExecOptions) ([]byte, string, error)
+}
+
 // Exec runs command in the scope directory (the sandbox workspace under
 // bwrap is the scope directory, so siblings are invisible). The scope's
 // environment chain is merged under opts.Env.
@@ -248,15 +383,16 @@ func (s *Scope) Exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	if err == nil && Executes(s) {
 		err = s.ensureRoot(ctx)
 	}
+	stderr := ""
 	if err == nil {
 		opts.Env = mergeMaps(s.env, opts.Env)
-		out, err = s.inner.Exec(ctx, command, opts)
+		if c, ok := s.inner.(execCollector); ok {
+			out, stderr, err = c.exec(ctx, command, opts)
+		} else {
+			out, err = s.inner.Exec(ctx, command, opts)
+		}
 	}
 	if s.log.logger != nil {
-		stderr := ""
-		if xe := exitErrorOf(err); xe != nil {
-			stderr = string(xe.Stderr)
-		}
 		s.log.logExec(start, command, string(out), stderr, err)
 	}
 	return out, err

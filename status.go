@@ -40,13 +40,15 @@ func (s Status) String() string {
 type lifecycle struct {
 	mu      sync.Mutex
 	status  Status
+	closing bool // destroy has started: new closers are closed at once
 	nextID  int
 	subs    map[int]func(old, new Status)
-	closers []io.Closer
+	nextC   int
+	closers map[int]io.Closer
 }
 
 func newLifecycle(initial Status) *lifecycle {
-	return &lifecycle{status: initial, subs: map[int]func(old, new Status){}}
+	return &lifecycle{status: initial, subs: map[int]func(old, new Status){}, closers: map[int]io.Closer{}}
 }
 
 func (l *lifecycle) Status() Status {
@@ -91,20 +93,38 @@ func (l *lifecycle) setStatus(s Status) bool {
 	return true
 }
 
-// Track registers c for closing on destroy. Tracking on a destroyed backend
-// closes c at once, so nothing registered late leaks.
-func (l *lifecycle) Track(c io.Closer) {
+// dead reports whether destroy has started.
+func (l *lifecycle) dead() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closing
+}
+
+// Track registers c for closing on destroy.
+func (l *lifecycle) Track(c io.Closer) { l.track(c) }
+
+// track registers c for closing on destroy and returns a function that
+// unregisters it (for resources released earlier). Tracking once destroy
+// has started closes c at once, so nothing registered late leaks.
+func (l *lifecycle) track(c io.Closer) (untrack func()) {
 	if c == nil {
-		return
+		return func() {}
 	}
 	l.mu.Lock()
-	if l.status == StatusDestroyed {
+	if l.closing {
 		l.mu.Unlock()
 		_ = c.Close()
-		return
+		return func() {}
 	}
-	l.closers = append(l.closers, c)
+	id := l.nextC
+	l.nextC++
+	l.closers[id] = c
 	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		delete(l.closers, id)
+		l.mu.Unlock()
+	}
 }
 
 // destroy closes every tracked closer (last registered first) and moves to
@@ -112,17 +132,21 @@ func (l *lifecycle) Track(c io.Closer) {
 // close error.
 func (l *lifecycle) destroy() error {
 	l.mu.Lock()
-	if l.status == StatusDestroyed {
+	if l.closing {
 		l.mu.Unlock()
 		return nil
 	}
+	l.closing = true
 	closers := l.closers
-	l.closers = nil
+	l.closers = map[int]io.Closer{}
+	last := l.nextC
 	l.mu.Unlock()
 	var first error
-	for i := len(closers) - 1; i >= 0; i-- {
-		if err := closers[i].Close(); err != nil && first == nil {
-			first = err
+	for id := last - 1; id >= 0; id-- {
+		if c, ok := closers[id]; ok {
+			if err := c.Close(); err != nil && first == nil {
+				first = err
+			}
 		}
 	}
 	l.setStatus(StatusDestroyed)
