@@ -144,6 +144,9 @@ const probeTimeout = 10 * time.Second
 // empty temporary workspace, and reports why it failed.
 func probeBwrap(bwrap string) (bwrapLayout, error) {
 	l := hostBwrapLayout(bwrap)
+	if st, err := newEtcStage("/"); err == nil {
+		l.stage = st
+	}
 	dir, err := os.MkdirTemp("", "agentbe-bwrap-probe-")
 	if err != nil {
 		return l, fmt.Errorf("probe workspace: %w", err)
@@ -156,11 +159,15 @@ func probeBwrap(bwrap string) (bwrapLayout, error) {
 	spec := sandboxSpec{Shell: shell, Command: "exit 0", HostRoot: dir, WorkRel: "."}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	argv := bwrapArgv(l, spec)
+	argv := bwrapArgv(l.withEtc(), spec)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env, cmd.Dir = bwrapEnv(spec), dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
+		if l.stage != nil {
+			os.RemoveAll(l.stage.base)
+			l.stage = nil
+		}
 		msg := strings.TrimSpace(string(out))
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {
 			msg = msg[:i]

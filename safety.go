@@ -2,6 +2,7 @@ package agentbe
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -69,8 +70,17 @@ var (
 
 const maxCachedPolicies = 64
 
+// policyKey encodes p unambiguously (quoted patterns, lists apart).
 func policyKey(p SafetyPolicy) string {
-	return strings.Join(p.Allowed, "\x00") + "\x01" + strings.Join(p.Blocked, "\x00")
+	var b strings.Builder
+	for _, s := range p.Allowed {
+		b.WriteString(strconv.Quote(s))
+	}
+	b.WriteByte('|')
+	for _, s := range p.Blocked {
+		b.WriteString(strconv.Quote(s))
+	}
+	return b.String()
 }
 
 // CheckCommand reports whether command may run under p. It returns nil, or
@@ -87,11 +97,17 @@ func policyKey(p SafetyPolicy) string {
 // the line holding "<<" is still checked), backslash-newline continuations
 // are joined, the text is lower-cased; then allowed patterns blank out what
 // they match, and every dangerous and workspace-escape pattern runs on the
-// rest. Two deliberate deviations make the filter stricter than the
-// reference: the body of a heredoc with an unquoted delimiter is kept when
-// it holds "$(" or "`" (the shell runs those substitutions), and heredoc
-// bodies are only removed when the command parses cleanly (balanced quotes,
-// every heredoc terminated).
+// rest. Deliberate deviations make the filter stricter than the reference
+// where a heredoc body is not data: a body is kept (and checked) when its
+// delimiter is unquoted and it holds "$(" or "`" (the shell runs those
+// substitutions), when the line holding "<<" runs a shell ("bash <<EOF":
+// the body is the script), and whenever the command does not parse cleanly
+// (unbalanced quotes, a heredoc without its terminator, constructs such as
+// backticks or "$[" that the heredoc scanner does not model).
+//
+// Besides the patterns of the safety list, a few added ones close its
+// obvious gaps (rm -fr, ln -sf, tee /etc/…, "| /bin/sh", a bare ".."
+// argument, a redirect onto a block device); see builtinRules.
 func CheckCommand(command string, p SafetyPolicy) error {
 	if len(p.Allowed) == 0 && len(p.Blocked) == 0 {
 		return defaultChecker.Check(command)

@@ -1,0 +1,134 @@
+package agentbe
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSelectSandbox(t *testing.T) {
+	okLayout := bwrapLayout{bwrap: "/usr/bin/bwrap"}
+	usable := func() (bwrapLayout, error) { return okLayout, nil }
+	unusable := func() (bwrapLayout, error) {
+		return bwrapLayout{}, errors.New("probe sandbox failed: bwrap: No permissions to create a new namespace")
+	}
+	tests := []struct {
+		mode     Isolation
+		probe    func() (bwrapLayout, error)
+		want     Isolation
+		wantCode ErrorCode
+		wantLog  string
+	}{
+		{"", usable, IsolationBwrap, "", "bwrap"},
+		{IsolationAuto, usable, IsolationBwrap, "", "bwrap"},
+		{IsolationAuto, unusable, IsolationSoftware, "", "software"},
+		{"", unusable, IsolationSoftware, "", "software"},
+		{IsolationBwrap, usable, IsolationBwrap, "", ""},
+		{IsolationBwrap, unusable, "", CodeMissingUtilities, ""},
+		{IsolationSoftware, usable, IsolationSoftware, "", ""},
+		{IsolationNone, usable, IsolationNone, "", ""},
+		{"chroot", usable, "", CodeInvalidConfiguration, ""},
+	}
+	for _, tt := range tests {
+		var logged []string
+		sb, err := selectSandbox(tt.mode, tt.probe, func(m Isolation, reason string) {
+			logged = append(logged, string(m)+": "+reason)
+		})
+		name := string(tt.mode) + "/" + string(tt.want)
+		if tt.wantCode != "" {
+			if CodeOf(err) != tt.wantCode {
+				t.Errorf("%s: err = %v, want code %s", name, err, tt.wantCode)
+			}
+			if tt.wantCode == CodeMissingUtilities && (!errors.Is(err, ErrMissingUtility) || !strings.Contains(err.Error(), "No permissions")) {
+				t.Errorf("%s: error %v lacks sentinel or reason", name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if sb.mode() != tt.want {
+			t.Errorf("%s: mode %s", name, sb.mode())
+		}
+		switch {
+		case tt.wantLog == "" && len(logged) != 0:
+			t.Errorf("%s: unexpected log %v", name, logged)
+		case tt.wantLog != "" && (len(logged) != 1 || !strings.HasPrefix(logged[0], tt.wantLog+": ")):
+			t.Errorf("%s: log %v, want one line choosing %s", name, logged, tt.wantLog)
+		}
+		if tt.want == IsolationSoftware && tt.wantLog != "" && !strings.Contains(logged[0], "No permissions") {
+			t.Errorf("%s: log %q does not say why", name, logged[0])
+		}
+	}
+}
+
+// TestProbeBwrapFailure runs the real probe against a bwrap that cannot
+// create namespaces (a stand-in script failing like bwrap does in a
+// restricted container).
+func TestProbeBwrapFailure(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "bwrap")
+	script := "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces' >&2\nexit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := probeBwrap(fake)
+	if err == nil || !strings.Contains(err.Error(), "No permissions to creating new namespace") {
+		t.Fatalf("probe error = %v", err)
+	}
+	if _, err := probeBwrap(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("probe of a missing binary succeeded")
+	}
+}
+
+func TestPlainSandbox(t *testing.T) {
+	t.Setenv("AGENTBE_TEST_PROCESS_VAR", "kept")
+	argv, env, dir := plainSandbox{IsolationSoftware}.command(sandboxSpec{
+		Shell: "/bin/sh", Command: "echo hi", HostRoot: "/srv/ws", WorkRel: "a/b",
+		Env: map[string]string{"FOO": "1", "HOME": "/nope"},
+	})
+	if !slices.Equal(argv, []string{"/bin/sh", "-c", "echo hi"}) || dir != "/srv/ws/a/b" {
+		t.Fatalf("argv %v dir %q", argv, dir)
+	}
+	for _, kv := range []string{"FOO=1", "HOME=/srv/ws/a/b", "PWD=/srv/ws/a/b", "AGENTBE_TEST_PROCESS_VAR=kept"} {
+		if !slices.Contains(env, kv) {
+			t.Errorf("env lacks %s", kv)
+		}
+	}
+}
+
+// requireBwrap returns the cached probe result, skipping the test when bwrap
+// is unusable here, unless CI is set: CI installs bubblewrap, so there an
+// unusable bwrap fails the test.
+func requireBwrap(t testing.TB) bwrapLayout {
+	t.Helper()
+	l, err := detectBwrap()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("bwrap unusable in CI: %v", err)
+		}
+		t.Skipf("bwrap unusable here (%v); install bubblewrap to run this test", err)
+	}
+	return l
+}
+
+func TestDetectBwrapCached(t *testing.T) {
+	l1, err1 := detectBwrap()
+	l2, err2 := detectBwrap()
+	if !slices.Equal(l1.sys, l2.sys) || (err1 == nil) != (err2 == nil) {
+		t.Fatal("probe result not stable")
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil && err1 == nil {
+		t.Fatal("probe succeeded without bwrap on PATH")
+	}
+	if err1 == nil {
+		sb, err := newSandbox(IsolationAuto)
+		if err != nil || sb.mode() != IsolationBwrap {
+			t.Fatalf("auto with usable bwrap: %v, %v", sb, err)
+		}
+	}
+}
