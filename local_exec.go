@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agentbe/agent-backend/internal/wspath"
@@ -44,7 +43,8 @@ func resolveShell(s Shell) (string, error) {
 // compiled once, at construction) unless AllowDangerous is set. The environment is the process environment (not under bwrap), then
 // LocalConfig.Env, then the scope's and the call's Env; HOME and PWD are the
 // working directory. Cancelling ctx or reaching opts.Timeout kills the
-// command's whole process group. A non-zero exit yields an *Error of code
+// command's whole process group (under bwrap, the whole sandbox; in the other
+// modes a descendant that left the group with setsid survives). A non-zero exit yields an *Error of code
 // EXEC_FAILED wrapping an *ExitError; a command that could not be started
 // yields EXEC_ERROR.
 func (l *Local) Exec(ctx context.Context, command string, opts ExecOptions) ([]byte, error) {
@@ -86,8 +86,8 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env, cmd.Dir, cmd.Stdin = env, dir, opts.Stdin
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	startOwnGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd) }
 	// Grandchildren may hold the output pipes open after a kill.
 	cmd.WaitDelay = 2 * time.Second
 
