@@ -108,7 +108,14 @@ func (s *session) readdir(id uint32, d *decoder) *[]byte {
 }
 
 // remove serves REMOVE, which deletes files and links, never directories.
-func (s *session) remove(id uint32, d *decoder) *[]byte {
+func (s *session) remove(id uint32, d *decoder) *[]byte { return s.removeEntry(id, d, "remove", false) }
+
+// rmdir serves RMDIR, which removes an empty directory.
+func (s *session) rmdir(id uint32, d *decoder) *[]byte { return s.removeEntry(id, d, "rmdir", true) }
+
+// removeEntry removes the entry named by the request if it is a directory
+// exactly when dir is set; the workspace root is never removed.
+func (s *session) removeEntry(id uint32, d *decoder, op string, dir bool) *[]byte {
 	name := d.str()
 	if !d.ok() {
 		return nil
@@ -118,17 +125,20 @@ func (s *session) remove(id uint32, d *decoder) *[]byte {
 		err = errRootBusy
 	}
 	if err != nil {
-		return errPacket(id, "remove", name, err)
+		return errPacket(id, op, name, err)
 	}
 	fi, err := s.root.Lstat(rel)
-	if err == nil && fi.IsDir() {
+	switch {
+	case err == nil && fi.IsDir() && !dir:
 		err = errIsDir
+	case err == nil && !fi.IsDir() && dir:
+		err = errNotDir
 	}
 	if err == nil {
 		err = s.root.Remove(rel)
 	}
 	if err != nil {
-		return errPacket(id, "remove", name, err)
+		return errPacket(id, op, name, err)
 	}
 	return okPacket(id)
 }
@@ -150,32 +160,6 @@ func (s *session) mkdir(id uint32, d *decoder) *[]byte {
 	}
 	if err := s.root.Mkdir(rel, mode); err != nil {
 		return errPacket(id, "mkdir", name, err)
-	}
-	return okPacket(id)
-}
-
-// rmdir serves RMDIR, which removes an empty directory.
-func (s *session) rmdir(id uint32, d *decoder) *[]byte {
-	name := d.str()
-	if !d.ok() {
-		return nil
-	}
-	rel, err := s.nofollow(name)
-	if err == nil && rel == "." {
-		err = errRootBusy
-	}
-	if err != nil {
-		return errPacket(id, "rmdir", name, err)
-	}
-	fi, err := s.root.Lstat(rel)
-	if err == nil && !fi.IsDir() {
-		err = errNotDir
-	}
-	if err == nil {
-		err = s.root.Remove(rel)
-	}
-	if err != nil {
-		return errPacket(id, "rmdir", name, err)
 	}
 	return okPacket(id)
 }
