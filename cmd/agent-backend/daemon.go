@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/mcp"
+)
+
+// runDaemon runs `agent-backend daemon`. With --local-only it serves the
+// workspace's MCP tools on stdin/stdout (no network listener, and no
+// dangerous-command blocking: local-only mode trusts the local user, as
+// daemon.md requires) until stdin closes or a SIGINT/SIGTERM arrives.
+func runDaemon(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, err := parseDaemonFlags(args)
+	if errors.Is(err, errHelp) {
+		daemonUsage(stdout)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agent-backend daemon: %v\n", err)
+		daemonUsage(stderr)
+		return 1
+	}
+	if !cfg.LocalOnly {
+		fmt.Fprintln(stderr, "agent-backend daemon: full daemon mode is not built yet; use --local-only")
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serveLocalOnly(ctx, cfg, stdin, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "agent-backend daemon: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// serveLocalOnly builds the backend cfg describes and serves it over stdio.
+func serveLocalOnly(ctx context.Context, cfg daemonConfig, stdin io.Reader, stdout, stderr io.Writer) error {
+	local, err := agentbe.NewLocal(agentbe.LocalConfig{
+		RootDir:        cfg.RootDir,
+		Isolation:      agentbe.Isolation(cfg.Isolation),
+		Shell:          agentbe.Shell(cfg.Shell),
+		AllowDangerous: true,
+	})
+	if err != nil {
+		return err
+	}
+	// Destroy ends whatever is still running once serving stops.
+	defer local.Destroy(context.Background())
+	var b agentbe.Backend = local
+	if cfg.ScopePath != "" {
+		s, err := local.Scope(cfg.ScopePath, agentbe.ScopeOptions{})
+		if err != nil {
+			return err
+		}
+		b = s
+	}
+	fmt.Fprintf(stderr, "agent-backend daemon: serving MCP on stdio for %s\n", b.RootDir())
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// A client shuts a stdio server down by closing its stdin (MCP
+	// lifecycle): calls still running then get a short grace to answer
+	// and are cancelled, which kills their commands, so the daemon exits
+	// promptly instead of waiting for a long exec.
+	in := &eofReader{r: stdin, onEOF: func() { time.AfterFunc(eofGrace, cancel) }}
+	err = mcp.ServeStdio(ctx, agentbe.NewMCPServer(b), in, stdout)
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// eofGrace is how long running calls may still answer after stdin closed.
+const eofGrace = 500 * time.Millisecond
+
+// eofReader calls onEOF once when r reports io.EOF (or any read error).
+type eofReader struct {
+	r     io.Reader
+	onEOF func()
+	once  sync.Once
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.once.Do(e.onEOF)
+	}
+	return n, err
+}
+
+func daemonUsage(w io.Writer) {
+	fmt.Fprint(w, `usage: agent-backend daemon --rootDir DIR [flags]
+
+  --rootDir DIR               workspace root (required)
+  --scopePath P               serve only the sub-directory P of the workspace
+  --isolation MODE            auto (default), bwrap, software or none
+  --shell SHELL               auto (default), bash or sh
+  --local-only                serve MCP on stdin/stdout, no network listener
+  --port N                    HTTP port, 1024-65535 (default 3001)
+  --auth-token T              bearer token for HTTP and SSH-over-WebSocket
+  --disable-ssh-ws            no SSH-over-WebSocket endpoint
+  --ssh-host-key PATH         SSH host key file
+  --conventional-ssh          also run sshd
+  --ssh-port N                sshd port, 1-65535 (default 22)
+  --ssh-users U:P[,U:P...]    sshd users (default root:agents)
+  --ssh-public-key KEY        public key for the first sshd user
+  --ssh-authorized-keys PATH  authorized_keys file for the first sshd user
+`)
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// daemonConfig is the parsed command line of `agent-backend daemon`, with
+// the defaults of daemon.md.
+type daemonConfig struct {
+	RootDir           string
+	ScopePath         string // validated: no leading "/", no ".."
+	Isolation         string // auto, bwrap, software, none
+	Shell             string // auto, bash, sh
+	Port              int
+	AuthToken         string
+	LocalOnly         bool
+	DisableSSHWS      bool
+	SSHHostKey        string
+	ConventionalSSH   bool
+	SSHPort           int
+	SSHUsers          []sshUser
+	SSHPublicKey      string
+	SSHAuthorizedKeys string
+}
+
+// sshUser is one --ssh-users entry.
+type sshUser struct{ Name, Password string }
+
+// errHelp is returned for --help / -h.
+var errHelp = errors.New("help requested")
+
+// errScopeTraversal is the daemon's wording for a scope path with "..".
+var errScopeTraversal = errors.New("Scope path must not contain path traversal sequences")
+
+// parseDaemonFlags parses the flags that follow `daemon`. Every flag is
+// `--name value` (space separated, as the TypeScript client passes them;
+// `--name=value` is accepted too) or a bare boolean. Unknown flags, stray
+// arguments, missing values and values outside the rules of daemon.md are
+// errors; the caller exits with status 1.
+func parseDaemonFlags(args []string) (daemonConfig, error) {
+	cfg := daemonConfig{
+		Isolation: "auto", Shell: "auto", Port: 3001, SSHPort: 22,
+		SSHUsers: []sshUser{{"root", "agents"}},
+	}
+	strFlags := map[string]*string{
+		"--rootDir": &cfg.RootDir, "--scopePath": &cfg.ScopePath, "--isolation": &cfg.Isolation,
+		"--shell": &cfg.Shell, "--auth-token": &cfg.AuthToken, "--ssh-host-key": &cfg.SSHHostKey,
+		"--ssh-public-key": &cfg.SSHPublicKey, "--ssh-authorized-keys": &cfg.SSHAuthorizedKeys,
+	}
+	boolFlags := map[string]*bool{
+		"--local-only": &cfg.LocalOnly, "--disable-ssh-ws": &cfg.DisableSSHWS, "--conventional-ssh": &cfg.ConventionalSSH,
+	}
+	var port, sshPort, sshUsers string
+	intFlags := map[string]*string{"--port": &port, "--ssh-port": &sshPort, "--ssh-users": &sshUsers}
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--help" || arg == "-h" {
+			return cfg, errHelp
+		}
+		if !strings.HasPrefix(arg, "--") {
+			return cfg, fmt.Errorf("unexpected argument %q", arg)
+		}
+		name, value, hasValue := strings.Cut(arg, "=")
+		if b, ok := boolFlags[name]; ok {
+			if hasValue {
+				return cfg, fmt.Errorf("%s takes no value", name)
+			}
+			*b = true
+			continue
+		}
+		dst, ok := strFlags[name]
+		if !ok {
+			dst, ok = intFlags[name]
+		}
+		if !ok {
+			return cfg, fmt.Errorf("unrecognized option: %s", name)
+		}
+		if !hasValue {
+			if i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
+				return cfg, fmt.Errorf("%s requires a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		seen[name] = true
+		*dst = value
+	}
+	if cfg.RootDir == "" {
+		return cfg, errors.New("--rootDir is required")
+	}
+	if seen["--port"] {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1024 || n > 65535 {
+			return cfg, fmt.Errorf("--port must be an integer between 1024 and 65535, got %q", port)
+		}
+		cfg.Port = n
+	}
+	if seen["--ssh-port"] {
+		n, err := strconv.Atoi(sshPort)
+		if err != nil || n < 1 || n > 65535 {
+			return cfg, fmt.Errorf("--ssh-port must be an integer between 1 and 65535, got %q", sshPort)
+		}
+		cfg.SSHPort = n
+	}
+	switch cfg.Isolation {
+	case "auto", "bwrap", "software", "none":
+	default:
+		return cfg, fmt.Errorf("invalid isolation mode %q (valid: auto, bwrap, software, none)", cfg.Isolation)
+	}
+	switch cfg.Shell {
+	case "auto", "bash", "sh":
+	default:
+		return cfg, fmt.Errorf("invalid shell %q (valid: bash, sh, auto)", cfg.Shell)
+	}
+	if seen["--ssh-users"] {
+		users, err := parseSSHUsers(sshUsers)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.SSHUsers = users
+	}
+	if cfg.ScopePath != "" {
+		s, err := normalizeScopePath(cfg.ScopePath)
+		if err != nil {
+			return cfg, fmt.Errorf("--scopePath %q: %w", cfg.ScopePath, err)
+		}
+		cfg.ScopePath = s
+	}
+	return cfg, nil
+}
+
+// parseSSHUsers parses "user:pass[,user:pass...]"; an entry missing the user
+// or the password is an error.
+func parseSSHUsers(s string) ([]sshUser, error) {
+	var users []sshUser
+	for _, pair := range strings.Split(s, ",") {
+		name, pass, _ := strings.Cut(pair, ":")
+		name, pass = strings.TrimSpace(name), strings.TrimSpace(pass)
+		if name == "" || pass == "" {
+			return nil, fmt.Errorf("invalid --ssh-users entry %q: expected user:pass", pair)
+		}
+		users = append(users, sshUser{name, pass})
+	}
+	return users, nil
+}
+
+// normalizeScopePath applies daemon.md's scope path validation: leading
+// slashes are stripped and any ".." is rejected (the reference rejects every
+// ".." sequence, even inside a name, and so do we).
+func normalizeScopePath(p string) (string, error) {
+	if strings.Contains(p, "..") {
+		return "", errScopeTraversal
+	}
+	return strings.TrimLeft(p, "/"), nil
+}

@@ -1,0 +1,161 @@
+// Command mcpbench serves the agentbe MCP tools for the benchmark harness
+// (/work/shared/bench/run.sh) until the full daemon exists, and the bare
+// net/http ceiling to compare them with.
+//
+//	mcpbench -root DIR -addr 127.0.0.1:3921 [-token T]   Streamable HTTP on /mcp: a fresh
+//	                                                     agentbe.NewMCPServer(NewLocal(DIR)) per request
+//	mcpbench -root DIR -stdio                            the same tools over stdio
+//	mcpbench -root DIR -addr ... -bare                   bare net/http: every POST gets the bytes
+//	                                                     of a real read_text_file bench/read1k.txt response
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	_ "net/http/pprof"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"time"
+
+	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/mcp"
+)
+
+func main() {
+	root := flag.String("root", "", "workspace root")
+	addr := flag.String("addr", "127.0.0.1:3921", "HTTP listen address")
+	token := flag.String("token", "", "bearer token required on /mcp (empty: none)")
+	stdio := flag.Bool("stdio", false, "serve over stdio instead of HTTP")
+	bare := flag.Bool("bare", false, "bare net/http handler returning a fixed read_text_file response")
+	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this address (profiling only)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the stdio run to this file")
+	inproc := flag.Int("inproc", 0, "time this many in-process read_text_file dispatches and exit")
+	flag.Parse()
+	if *root == "" {
+		log.Fatal("mcpbench: -root is required")
+	}
+	b, err := agentbe.NewLocal(agentbe.LocalConfig{RootDir: *root})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *inproc > 0 {
+		timeInProcess(agentbe.NewMCPServer(b), *inproc)
+		return
+	}
+	if *stdio {
+		if *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				log.Fatal(err)
+			}
+			pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+		if *bare {
+			bareStdio(agentbe.NewMCPServer(b))
+			return
+		}
+		if err := mcp.ServeStdio(context.Background(), agentbe.NewMCPServer(b), os.Stdin, os.Stdout); err != nil {
+			log.Print(err)
+		}
+		return
+	}
+	var h http.Handler
+	if *bare {
+		body := agentbe.NewMCPServer(b).HandleBytes(context.Background(),
+			[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"bench/read1k.txt"}}}`))
+		if !bytes.Contains(body, []byte(`"result"`)) || bytes.Contains(body, []byte(`"isError":true`)) {
+			log.Fatalf("mcpbench: bench/read1k.txt not readable (run the harness once first): %s", body)
+		}
+		clen := strconv.Itoa(len(body))
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", clen)
+			w.Write(body)
+		})
+	} else {
+		h = mcp.NewHTTPHandler(func(r *http.Request) (*mcp.Server, error) {
+			if *token != "" && r.Header.Get("Authorization") != "Bearer "+*token {
+				return nil, &mcp.HTTPError{Status: http.StatusUnauthorized,
+					Body: map[string]string{"error": "Unauthorized", "message": "Invalid or missing authentication token"}}
+			}
+			return agentbe.NewMCPServer(b), nil
+		}, mcp.HTTPOptions{})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"ok","rootDir":%q}`, b.RootDir())
+	})
+	if *pprofAddr != "" {
+		go func() { log.Println(http.ListenAndServe(*pprofAddr, http.DefaultServeMux)) }()
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("mcpbench: serving %s on http://%s/mcp (bare=%v)", b.RootDir(), ln.Addr(), *bare)
+	log.Fatal(http.Serve(ln, mux))
+}
+
+// bareStdio is the stdio floor: one goroutine, no concurrency, and every
+// tools/call answered with the bytes of a read_text_file bench/read1k.txt
+// result computed once.
+func bareStdio(s *mcp.Server) {
+	full := s.HandleBytes(context.Background(),
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"bench/read1k.txt"}}}`))
+	i := bytes.Index(full, []byte(`"result":`))
+	if i < 0 {
+		log.Fatalf("mcpbench: no result: %s", full)
+	}
+	result := full[i+len(`"result":`) : len(full)-1]
+	br := bufio.NewReader(os.Stdin)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			m, derr := mcp.DecodeMessage(line)
+			var out []byte
+			switch {
+			case derr == nil && m.Method == "tools/call":
+				out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), m.ID...), `,"result":`...), result...), '}')
+			default:
+				out = s.HandleBytes(context.Background(), line)
+			}
+			if out != nil {
+				os.Stdout.Write(append(out, '\n'))
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// timeInProcess prints the mean cost of dispatching read_text_file
+// bench/read1k.txt in process, with a long-lived Server and with a fresh
+// one per call (as the HTTP daemon does).
+func timeInProcess(s *mcp.Server, n int) {
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"bench/read1k.txt"}}}`)
+	ctx := context.Background()
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		s.HandleBytes(ctx, msg)
+	}
+	fmt.Printf("read_text_file in-process: %.1f µs/call\n", float64(time.Since(start).Microseconds())/float64(n))
+	ping := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	start = time.Now()
+	for i := 0; i < n; i++ {
+		s.HandleBytes(ctx, ping)
+	}
+	fmt.Printf("ping in-process: %.2f µs/call\n", float64(time.Since(start).Nanoseconds())/1000/float64(n))
+}

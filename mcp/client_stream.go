@@ -1,0 +1,203 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sync"
+	"time"
+
+	"encoding/json"
+)
+
+// NewStreamClient returns a Client speaking newline-delimited JSON-RPC over
+// rwc (the MCP stdio transport). Close closes rwc.
+func NewStreamClient(rwc io.ReadWriteCloser, opts ClientOptions) *Client {
+	return newClient(newStreamTransport(rwc, rwc, rwc.Close), opts)
+}
+
+// CommandCloseTimeout is how long Close waits for a command client's child
+// to exit after its stdin was closed before killing it.
+var CommandCloseTimeout = 5 * time.Second
+
+// NewCommandClient starts cmd and returns a Client talking MCP over its
+// stdin and stdout. cmd.Stdin and cmd.Stdout must be nil; cmd.Stderr is
+// left as the caller set it. Close closes the child's stdin, waits up to
+// CommandCloseTimeout for it to exit, then kills it; the child is always
+// reaped.
+func NewCommandClient(cmd *exec.Cmd, opts ClientOptions) (*Client, error) {
+	if cmd.Stdin != nil || cmd.Stdout != nil {
+		return nil, errors.New("mcp: NewCommandClient: cmd.Stdin and cmd.Stdout must be nil")
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		stdin.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("mcp: starting %s: %w", cmd.Path, err)
+	}
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- cmd.Wait() }()
+	closeFn := func() error {
+		stdin.Close()
+		select {
+		case err := <-waitDone:
+			return exitErr(err)
+		case <-time.After(CommandCloseTimeout):
+			cmd.Process.Kill()
+			<-waitDone
+			return nil
+		}
+	}
+	return newClient(newStreamTransport(stdout, stdin, closeFn), opts), nil
+}
+
+// exitErr drops the errors a child gets for being stopped by Close.
+func exitErr(err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return nil
+	}
+	return err
+}
+
+type streamTransport struct {
+	w       io.Writer
+	closeFn func() error
+
+	wmu sync.Mutex
+
+	mu      sync.Mutex
+	pending map[string]chan []byte
+	err     error // set when the read loop ended
+	done    chan struct{}
+}
+
+func newStreamTransport(r io.Reader, w io.Writer, closeFn func() error) *streamTransport {
+	t := &streamTransport{w: w, closeFn: closeFn, pending: make(map[string]chan []byte), done: make(chan struct{})}
+	go t.readLoop(r)
+	return t
+}
+
+func (t *streamTransport) readLoop(r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var err error
+	for {
+		var line []byte
+		line, err = readLine(br, MaxStdioMessageBytes)
+		if len(line) > 0 {
+			t.deliver(line)
+		}
+		if err != nil && !errors.Is(err, errLineTooLong) {
+			break
+		}
+	}
+	t.mu.Lock()
+	if err == io.EOF || err == nil {
+		err = ErrClosed
+	}
+	t.err = err
+	t.mu.Unlock()
+	close(t.done)
+}
+
+func (t *streamTransport) deliver(line []byte) {
+	if isBatch(line) {
+		var elems []json.RawMessage
+		if json.Unmarshal(line, &elems) == nil {
+			for _, e := range elems {
+				t.deliver(e)
+			}
+		}
+		return
+	}
+	id := idOf(line)
+	if id == nil {
+		return // a notification or request from the server: none is used here
+	}
+	var probe struct {
+		Method *string `json:"method"`
+	}
+	if json.Unmarshal(line, &probe) == nil && probe.Method != nil {
+		// A server-to-client request (e.g. roots/list): we declare no
+		// capabilities, so answer "method not found".
+		t.write(appendError(nil, id, CodeMethodNotFound, "Method not found", nil))
+		return
+	}
+	t.mu.Lock()
+	ch := t.pending[idKey(id)]
+	delete(t.pending, idKey(id))
+	t.mu.Unlock()
+	if ch != nil {
+		ch <- append([]byte(nil), line...)
+	}
+}
+
+func (t *streamTransport) write(msg []byte) error {
+	b := make([]byte, 0, len(msg)+1)
+	b = append(append(b, msg...), '\n')
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	_, err := t.w.Write(b)
+	return err
+}
+
+func (t *streamTransport) roundTrip(ctx context.Context, id json.RawMessage, msg []byte) ([]byte, error) {
+	ch := make(chan []byte, 1)
+	key := idKey(id)
+	t.mu.Lock()
+	if t.err != nil {
+		err := t.err
+		t.mu.Unlock()
+		return nil, err
+	}
+	t.pending[key] = ch
+	t.mu.Unlock()
+	if err := t.write(msg); err != nil {
+		t.forget(key)
+		return nil, fmt.Errorf("mcp: write: %w", err)
+	}
+	select {
+	case resp := <-ch:
+		return resp, nil
+	case <-ctx.Done():
+		t.forget(key)
+		return nil, ctx.Err()
+	case <-t.done:
+		t.forget(key)
+		select {
+		case resp := <-ch:
+			return resp, nil
+		default:
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return nil, t.err
+	}
+}
+
+func (t *streamTransport) forget(key string) {
+	t.mu.Lock()
+	delete(t.pending, key)
+	t.mu.Unlock()
+}
+
+func (t *streamTransport) notify(ctx context.Context, msg []byte) error {
+	return t.write(msg)
+}
+
+func (t *streamTransport) setProtocolVersion(string) {}
+
+func (t *streamTransport) close() error {
+	err := t.closeFn()
+	<-t.done
+	return err
+}

@@ -1,0 +1,242 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io/fs"
+	"path"
+	"strings"
+	"syscall"
+)
+
+func (t *fsTools) writeFile(ctx context.Context, a *args) (*CallToolResult, error) {
+	p := a.str("path", true)
+	content := a.str("content", true)
+	if err := a.err(); err != nil {
+		return errResult(err)
+	}
+	real, err := t.validate(ctx, p)
+	if err != nil {
+		return errResult(err)
+	}
+	if err := t.write(ctx, real, content); err != nil {
+		return errResult(err)
+	}
+	return textResult("Successfully wrote to " + p)
+}
+
+// write replaces real with content through the workspace's atomic Write,
+// after the checks that give the official server's errors: a directory in
+// the way, a missing or non-directory parent (the workspace would create
+// missing parents; the official server does not).
+func (t *fsTools) write(ctx context.Context, real, content string) error {
+	fi, err := t.ws.Stat(ctx, real)
+	switch {
+	case err == nil && fi.IsDir():
+		tmp := real + "." + randomHex() + ".tmp"
+		return &nodeError{code: "EISDIR", desc: "illegal operation on a directory", syscall: "rename", path: tmp, dest: real}
+	case err != nil:
+		if err := t.requireParentDir(ctx, real, "open"); err != nil {
+			return err
+		}
+	}
+	if err := t.ws.Write(ctx, real, []byte(content)); err != nil {
+		return nodeErr(err, "open", real, "")
+	}
+	return nil
+}
+
+// requireParentDir fails like Node's syscall would when the parent of real
+// is missing or not a directory.
+func (t *fsTools) requireParentDir(ctx context.Context, real, syscallName string) error {
+	if t.implicitDirs() {
+		return nil
+	}
+	fi, err := t.ws.Stat(ctx, path.Dir(real))
+	if err != nil {
+		return nodeErr(err, syscallName, real, "")
+	}
+	if !fi.IsDir() {
+		return &nodeError{code: "ENOTDIR", desc: "not a directory", syscall: syscallName, path: real, err: syscall.ENOTDIR}
+	}
+	return nil
+}
+
+// ImplicitDirs is an optional Workspace extension for stores whose
+// directories exist implicitly (agentbe's Memory backend: a key "a/b" makes
+// "a" a directory and Mkdir does nothing). When ImplicitDirs reports true,
+// write_file and move_file skip the official server's "the parent
+// directory must exist" checks, which such a store could never pass.
+type ImplicitDirs interface {
+	ImplicitDirs() bool
+}
+
+func (t *fsTools) implicitDirs() bool {
+	d, ok := t.ws.(ImplicitDirs)
+	return ok && d.ImplicitDirs()
+}
+
+func randomHex() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (t *fsTools) editFile(ctx context.Context, a *args) (*CallToolResult, error) {
+	p := a.str("path", true)
+	edits := a.edits("edits")
+	dryRun := a.boolean("dryRun", false)
+	if err := a.err(); err != nil {
+		return errResult(err)
+	}
+	real, err := t.validate(ctx, p)
+	if err != nil {
+		return errResult(err)
+	}
+	text, err := t.readFileText(ctx, real)
+	if err != nil {
+		return errResult(err)
+	}
+	original := normalizeLineEndings(text)
+	modified, err := applyEdits(original, edits)
+	if err != nil {
+		return errResult(err)
+	}
+	out := fenceDiff(unifiedPatch(real, original, modified))
+	if !dryRun {
+		// Like the official server, the result is written with LF endings.
+		if err := t.ws.Write(ctx, real, []byte(modified)); err != nil {
+			return errResult(nodeErr(err, "open", real, ""))
+		}
+	}
+	return textResult(out)
+}
+
+// applyEdits applies edits in order to content (LF endings). An edit whose
+// text occurs is applied to its first occurrence, literally; otherwise a
+// window of lines equal after trimming is replaced, re-indented the way the
+// official server does. An edit that matches nowhere fails the whole call.
+func applyEdits(content string, edits []edit) (string, error) {
+	for _, e := range edits {
+		oldText := normalizeLineEndings(e.oldText)
+		newText := normalizeLineEndings(e.newText)
+		if i := strings.Index(content, oldText); i >= 0 {
+			content = content[:i] + newText + content[i+len(oldText):]
+			continue
+		}
+		oldLines := strings.Split(oldText, "\n")
+		lines := strings.Split(content, "\n")
+		matched := false
+		for i := 0; i+len(oldLines) <= len(lines); i++ {
+			ok := true
+			for j, ol := range oldLines {
+				if jsTrim(ol) != jsTrim(lines[i+j]) {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+			indent := jsLeadingSpace(lines[i])
+			newLines := strings.Split(newText, "\n")
+			for j, nl := range newLines {
+				if j == 0 {
+					newLines[j] = indent + jsTrimStart(nl)
+					continue
+				}
+				oldIndent := ""
+				if j < len(oldLines) {
+					oldIndent = jsLeadingSpace(oldLines[j])
+				}
+				newIndent := jsLeadingSpace(nl)
+				if oldIndent != "" && newIndent != "" {
+					rel := utf16Len(newIndent) - utf16Len(oldIndent)
+					newLines[j] = indent + strings.Repeat(" ", max(0, rel)) + jsTrimStart(nl)
+				}
+			}
+			repl := make([]string, 0, len(lines)-len(oldLines)+len(newLines))
+			repl = append(repl, lines[:i]...)
+			repl = append(repl, newLines...)
+			repl = append(repl, lines[i+len(oldLines):]...)
+			content = strings.Join(repl, "\n")
+			matched = true
+			break
+		}
+		if !matched {
+			return "", &toolError{msg: "Could not find exact match for edit:\n" + e.oldText}
+		}
+	}
+	return content, nil
+}
+
+func (t *fsTools) createDirectory(ctx context.Context, a *args) (*CallToolResult, error) {
+	p := a.str("path", true)
+	if err := a.err(); err != nil {
+		return errResult(err)
+	}
+	real, err := t.validate(ctx, p)
+	if err != nil {
+		return errResult(err)
+	}
+	if fi, err := t.ws.Stat(ctx, real); err == nil {
+		if !fi.IsDir() {
+			return errResult(&nodeError{code: "EEXIST", desc: "file already exists", syscall: "mkdir", path: real, err: fs.ErrExist})
+		}
+		return textResult("Successfully created directory " + p)
+	}
+	if err := t.ws.Mkdir(ctx, real); err != nil {
+		return errResult(nodeErr(err, "mkdir", real, ""))
+	}
+	return textResult("Successfully created directory " + p)
+}
+
+func (t *fsTools) moveFile(ctx context.Context, a *args) (*CallToolResult, error) {
+	src := a.str("source", true)
+	dst := a.str("destination", true)
+	if err := a.err(); err != nil {
+		return errResult(err)
+	}
+	realSrc, err := t.validate(ctx, src)
+	if err != nil {
+		return errResult(err)
+	}
+	realDst, err := t.validate(ctx, dst)
+	if err != nil {
+		return errResult(err)
+	}
+	if _, err := t.ws.Lstat(ctx, realDst); err == nil {
+		return errResult(&toolError{msg: "Destination already exists: " + realDst})
+	}
+	renameErr := func(err error, en syscall.Errno) error {
+		txt := nodeErrnoText[en]
+		return &nodeError{code: txt[0], desc: txt[1], syscall: "rename", path: realSrc, dest: realDst, err: err}
+	}
+	if _, err := t.ws.Lstat(ctx, realSrc); err != nil {
+		if en, ok := errnoOf(err); ok && nodeErrnoText[en][0] != "" {
+			return errResult(renameErr(err, en))
+		}
+		return errResult(nodeErr(err, "rename", realSrc, realDst))
+	}
+	// The workspace may create missing parents; Node's rename does not.
+	if fi, err := t.ws.Stat(ctx, path.Dir(realDst)); !t.implicitDirs() && (err != nil || !fi.IsDir()) {
+		en := syscall.ENOTDIR
+		if err != nil {
+			if e, ok := errnoOf(err); ok {
+				en = e
+			}
+		}
+		if nodeErrnoText[en][0] == "" {
+			en = syscall.ENOENT
+		}
+		return errResult(renameErr(err, en))
+	}
+	if realDst == realSrc || strings.HasPrefix(realDst, realSrc+"/") {
+		return errResult(renameErr(syscall.EINVAL, syscall.EINVAL))
+	}
+	if err := t.ws.Rename(ctx, realSrc, realDst); err != nil {
+		return errResult(nodeErr(err, "rename", realSrc, realDst))
+	}
+	return textResult("Successfully moved " + src + " to " + dst)
+}

@@ -1,0 +1,457 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+)
+
+// Protocol versions this package speaks, newest first. A client asking for
+// one of them gets it echoed; any other version is answered with
+// LatestProtocolVersion, as the official TypeScript SDK does.
+var SupportedProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"}
+
+// LatestProtocolVersion is the version negotiated for unknown requests and
+// the one the Client asks for.
+const LatestProtocolVersion = "2025-11-25"
+
+func isSupportedVersion(v string) bool {
+	for _, s := range SupportedProtocolVersions {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// ServerOptions configures a Server. The zero value is usable.
+type ServerOptions struct {
+	// Instructions, when set, is sent in the initialize result.
+	Instructions string
+	// Logger receives tool panics (with stack) and other server-side
+	// problems. nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is a transport-free MCP dispatcher: it turns one decoded JSON-RPC
+// message into the bytes of its response. It serves initialize, ping,
+// tools/list and tools/call, and honours notifications/cancelled for
+// requests it is running. It keeps no per-client session state, so one
+// Server may serve many connections, and a fresh one per HTTP request is
+// cheap.
+//
+// AddTool must not be called concurrently with Handle.
+type Server struct {
+	info  Implementation
+	opts  ServerOptions
+	tools []serverTool
+	index map[string]int
+
+	listOnce sync.Once
+	listJSON []byte
+
+	mu       sync.Mutex
+	inflight map[string]*inflightCall
+}
+
+// transportCancelsKey marks a context whose transport cancels the call
+// itself (the HTTP handler's process-wide table), so the Server need not
+// track it for notifications/cancelled.
+type transportCancelsKey struct{}
+
+type serverTool struct {
+	def     Tool
+	handler ToolHandler
+}
+
+type inflightCall struct {
+	cancel context.CancelCauseFunc
+}
+
+// errCancelledByClient is the cancel cause of a request the client
+// cancelled with notifications/cancelled.
+var errCancelledByClient = errors.New("mcp: request cancelled by client")
+
+// NewServer returns a Server announcing itself as info.
+func NewServer(info Implementation, opts ServerOptions) *Server {
+	return &Server{info: info, opts: opts}
+}
+
+// AddTool registers a tool, replacing an earlier one of the same name (its
+// position in tools/list is kept). A nil handler panics.
+func (s *Server) AddTool(t Tool, h ToolHandler) {
+	if h == nil {
+		panic("mcp: AddTool with nil handler")
+	}
+	if i := s.lookup(t.Name); i >= 0 {
+		s.tools[i] = serverTool{t, h}
+		return
+	}
+	if s.tools == nil {
+		s.tools = make([]serverTool, 0, 16)
+	}
+	s.tools = append(s.tools, serverTool{t, h})
+	if s.index != nil {
+		s.index[t.Name] = len(s.tools) - 1
+	} else if len(s.tools) > linearLookupMax {
+		s.index = make(map[string]int, len(s.tools)*2)
+		for i := range s.tools {
+			s.index[s.tools[i].def.Name] = i
+		}
+	}
+}
+
+// linearLookupMax is the tool count up to which tools are found by a
+// linear scan: cheaper than building a map for every per-request Server.
+const linearLookupMax = 24
+
+// lookupBytes is lookup without converting name to a string.
+func (s *Server) lookupBytes(name []byte) int {
+	if s.index != nil {
+		if i, ok := s.index[string(name)]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range s.tools {
+		if s.tools[i].def.Name == string(name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// lookup returns the index of the named tool, or -1.
+func (s *Server) lookup(name string) int {
+	if s.index != nil {
+		if i, ok := s.index[name]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range s.tools {
+		if s.tools[i].def.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Tools returns the registered tool definitions in tools/list order.
+func (s *Server) Tools() []Tool {
+	out := make([]Tool, len(s.tools))
+	for i := range s.tools {
+		out[i] = s.tools[i].def
+	}
+	return out
+}
+
+// HandleBytes decodes one message or a batch from data, dispatches it and
+// returns the encoded response: an object for a single request, an array
+// for a batch containing requests, nil when there is nothing to answer
+// (notifications and responses only). Undecodable input is answered with a
+// -32700 or -32600 error with id null, as JSON-RPC 2.0 prescribes. The
+// requests of a batch run concurrently; their responses keep the order of
+// the requests.
+func (s *Server) HandleBytes(ctx context.Context, data []byte) []byte {
+	if isBatch(data) {
+		var elems []json.RawMessage
+		if err := json.Unmarshal(data, &elems); err != nil {
+			return appendError(nil, nil, CodeParseError, "Parse error", nil)
+		}
+		if len(elems) == 0 {
+			return appendError(nil, nil, CodeInvalidRequest, "Invalid Request", nil)
+		}
+		resps := make([][]byte, len(elems))
+		var wg sync.WaitGroup
+		for i, e := range elems {
+			m, err := DecodeMessage(e)
+			if err != nil || !m.IsRequest() {
+				resps[i] = s.handleDecoded(ctx, m, err)
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resps[i] = s.Handle(ctx, m)
+			}()
+		}
+		wg.Wait()
+		var out []byte
+		for _, r := range resps {
+			if r == nil {
+				continue
+			}
+			if out == nil {
+				out = append(make([]byte, 0, 256), '[')
+			} else {
+				out = append(out, ',')
+			}
+			out = append(out, r...)
+		}
+		if out == nil {
+			return nil
+		}
+		return append(out, ']')
+	}
+	m, err := DecodeMessage(data)
+	return s.handleDecoded(ctx, m, err)
+}
+
+func (s *Server) handleDecoded(ctx context.Context, m *Message, err error) []byte {
+	if err != nil {
+		if errors.Is(err, ErrParse) {
+			return appendError(nil, nil, CodeParseError, "Parse error", nil)
+		}
+		var id json.RawMessage
+		if m != nil {
+			id = m.ID
+		}
+		return appendError(nil, id, CodeInvalidRequest, "Invalid Request", nil)
+	}
+	return s.Handle(ctx, m)
+}
+
+// Handle dispatches one message (normally from DecodeMessage; a hand-made
+// one must carry a valid JSON ID) and returns its encoded response,
+// or nil for notifications, responses and requests the client cancelled
+// (MCP says a cancelled request gets no response). ctx bounds the request:
+// when it is done the running tool's context is cancelled too.
+func (s *Server) Handle(ctx context.Context, m *Message) []byte {
+	if m == nil || m.IsResponse() {
+		return nil // we never send requests, so responses are stray
+	}
+	if m.IsNotification() {
+		if m.Method == "notifications/cancelled" {
+			s.cancelFromNotification(m.Params)
+		}
+		return nil
+	}
+	switch m.Method {
+	case "initialize":
+		return s.initialize(m)
+	case "ping":
+		return appendResponse(nil, m.ID, json.RawMessage("{}"))
+	case "tools/list":
+		return appendResponse(make([]byte, 0, len(s.toolsListJSON())+64), m.ID, s.toolsListJSON())
+	case "tools/call":
+		return s.callTool(ctx, m)
+	}
+	return appendError(nil, m.ID, CodeMethodNotFound, "Method not found", nil)
+}
+
+// paramsObject reports whether m.Params is a JSON object the scanner may
+// walk (messages not made by DecodeMessage are validated here).
+func paramsObject(m *Message) bool {
+	p := bytes.TrimSpace(m.Params)
+	if len(p) == 0 || p[0] != '{' {
+		return false
+	}
+	return m.validated || json.Valid(p)
+}
+
+func (s *Server) initialize(m *Message) []byte {
+	var version string
+	hasVersion := false
+	if paramsObject(m) {
+		scanObject(m.Params, func(k, v []byte) {
+			if string(k) == "protocolVersion" {
+				version, hasVersion = jsonString(v)
+			}
+		})
+	}
+	if !hasVersion {
+		return appendError(nil, m.ID, CodeInvalidParams, "Invalid params: protocolVersion must be a string", nil)
+	}
+	v := version
+	if !isSupportedVersion(v) {
+		v = LatestProtocolVersion
+	}
+	b := append(make([]byte, 0, 192), `{"jsonrpc":"2.0","id":`...)
+	b = append(b, m.ID...)
+	b = append(b, `,"result":{"protocolVersion":`...)
+	b = appendString(b, v)
+	b = append(b, `,"capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":`...)
+	b = appendString(b, s.info.Name)
+	if s.info.Title != "" {
+		b = append(b, `,"title":`...)
+		b = appendString(b, s.info.Title)
+	}
+	b = append(b, `,"version":`...)
+	b = appendString(b, s.info.Version)
+	b = append(b, '}')
+	if s.opts.Instructions != "" {
+		b = append(b, `,"instructions":`...)
+		b = appendString(b, s.opts.Instructions)
+	}
+	return append(b, `}}`...)
+}
+
+func (s *Server) callTool(ctx context.Context, m *Message) []byte {
+	var (
+		name    []byte
+		hasName bool
+		args    []byte
+	)
+	if paramsObject(m) {
+		scanObject(m.Params, func(k, v []byte) {
+			switch string(k) {
+			case "name":
+				name, hasName = jsonStringBytes(v)
+			case "arguments":
+				args = v
+			}
+		})
+	}
+	if !hasName {
+		return appendError(nil, m.ID, CodeInvalidParams, "Invalid params: name must be a string", nil)
+	}
+	if len(args) > 0 {
+		if bytes.Equal(args, jsonNull) {
+			args = nil
+		} else if args[0] != '{' {
+			return appendError(nil, m.ID, CodeInvalidParams, "Invalid params: arguments must be an object", nil)
+		}
+	}
+	var res *CallToolResult
+	i := s.lookupBytes(name)
+	if i < 0 {
+		res = ErrorResult("MCP error -32602: Tool " + string(name) + " not found")
+	} else {
+		if ctx.Value(transportCancelsKey{}) != nil {
+			res = s.runTool(ctx, &s.tools[i], args)
+		} else {
+			callCtx, cancel := context.WithCancelCause(ctx)
+			key := s.track(m.ID, cancel)
+			res = s.runTool(callCtx, &s.tools[i], args)
+			s.untrack(key)
+			cancel(nil)
+			if context.Cause(callCtx) == errCancelledByClient {
+				return nil
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+	b := append(make([]byte, 0, resultSizeHint(res)+len(m.ID)), `{"jsonrpc":"2.0","id":`...)
+	b = append(b, m.ID...)
+	b = append(b, `,"result":`...)
+	b, err := appendCallToolResult(b, res)
+	if err != nil {
+		s.logf("mcp: encoding result of tool", "tool", string(name), "err", err)
+		b = append(b[:0], `{"jsonrpc":"2.0","id":`...)
+		b = append(b, m.ID...)
+		b = append(b, `,"result":`...)
+		b, _ = appendCallToolResult(b, ErrorResult("Internal error: result of tool "+string(name)+" cannot be encoded: "+err.Error()))
+	}
+	return append(b, '}')
+}
+
+// runTool calls the handler, turning errors and panics into error results.
+func (s *Server) runTool(ctx context.Context, t *serverTool, args json.RawMessage) (res *CallToolResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.logf("mcp: tool panicked", "tool", t.def.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			res = ErrorResult("Internal error: tool " + t.def.Name + " panicked")
+		}
+	}()
+	r, err := t.handler(ctx, args)
+	if err != nil {
+		return ErrorResult(err.Error())
+	}
+	if r == nil {
+		return &CallToolResult{Content: []Content{}}
+	}
+	if r.Content == nil {
+		r.Content = []Content{}
+	}
+	return r
+}
+
+func (s *Server) logf(msg string, args ...any) {
+	if s.opts.Logger != nil {
+		s.opts.Logger.Error(msg, args...)
+	}
+}
+
+func idKey(id json.RawMessage) string { return string(bytes.TrimSpace(id)) }
+
+func (s *Server) track(id json.RawMessage, cancel context.CancelCauseFunc) string {
+	key := idKey(id)
+	s.mu.Lock()
+	if s.inflight == nil {
+		s.inflight = make(map[string]*inflightCall)
+	}
+	// A duplicate id replaces the older entry: JSON-RPC ids must be unique
+	// among a client's pending requests, so the newest is the one meant.
+	s.inflight[key] = &inflightCall{cancel: cancel}
+	s.mu.Unlock()
+	return key
+}
+
+func (s *Server) untrack(key string) {
+	s.mu.Lock()
+	delete(s.inflight, key)
+	s.mu.Unlock()
+}
+
+type cancelledParams struct {
+	RequestID json.RawMessage `json:"requestId"`
+	Reason    string          `json:"reason"`
+}
+
+// CancelledRequestID returns the requestId of a notifications/cancelled
+// params object, or nil.
+func CancelledRequestID(params json.RawMessage) json.RawMessage {
+	var p cancelledParams
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	return p.RequestID
+}
+
+func (s *Server) cancelFromNotification(params json.RawMessage) {
+	id := CancelledRequestID(params)
+	if id == nil {
+		return
+	}
+	s.mu.Lock()
+	c := s.inflight[idKey(id)]
+	s.mu.Unlock()
+	if c != nil {
+		c.cancel(errCancelledByClient)
+	}
+}
+
+// InvalidArgumentsResult is the error result the official server gives for
+// arguments that fail the tool's input schema:
+// "MCP error -32602: Input validation error: Invalid arguments for tool
+// NAME: DETAIL".
+func InvalidArgumentsResult(tool, detail string) *CallToolResult {
+	return ErrorResult("MCP error -32602: Input validation error: Invalid arguments for tool " + tool + ": " + detail)
+}
+
+// resultSizeHint estimates the encoded size of a result, so the response
+// buffer is allocated once (escaping may still grow it).
+func resultSizeHint(r *CallToolResult) int {
+	n := 128
+	for i := range r.Content {
+		c := &r.Content[i]
+		n += len(c.Text) + len(c.Data) + len(c.MimeType) + 48
+		if c.Resource != nil {
+			n += len(c.Resource.URI) + len(c.Resource.Text) + len(c.Resource.Blob) + 64
+		}
+	}
+	if m, ok := r.StructuredContent.(map[string]string); ok {
+		for k, v := range m {
+			n += len(k) + len(v) + 8
+		}
+	}
+	return n + n/16
+}

@@ -1,0 +1,103 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var bench1KiB = strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 16)
+
+// benchServer is a fresh Server with the 14 reference tool definitions
+// (as the daemon builds per request) whose read_text_file returns 1 KiB.
+func benchServer(tb testing.TB) func() *Server {
+	raw, err := os.ReadFile(filepath.Join("testdata", "proto_tools-list.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var golden struct {
+		Tools []Tool `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &golden); err != nil {
+		tb.Fatal(err)
+	}
+	h := func(context.Context, json.RawMessage) (*CallToolResult, error) { return TextResult(bench1KiB), nil }
+	return func() *Server {
+		s := NewServer(Implementation{Name: "agent-backend", Version: "0"}, ServerOptions{})
+		for _, t := range golden.Tools {
+			s.AddTool(t, h)
+		}
+		return s
+	}
+}
+
+const benchCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/ws/bench/read1k.txt"}}}`
+const benchList = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+
+// BenchmarkDispatchToolsCall: decode, dispatch and encode one tools/call
+// on a long-lived Server.
+func BenchmarkDispatchToolsCall(b *testing.B) {
+	s := benchServer(b)()
+	msg := []byte(benchCall)
+	b.ReportAllocs()
+	for b.Loop() {
+		if s.HandleBytes(context.Background(), msg) == nil {
+			b.Fatal("no response")
+		}
+	}
+}
+
+// BenchmarkDispatchFreshServerToolsCall: as the daemon does, a new Server
+// with 14 tools per request.
+func BenchmarkDispatchFreshServerToolsCall(b *testing.B) {
+	mk := benchServer(b)
+	msg := []byte(benchCall)
+	b.ReportAllocs()
+	for b.Loop() {
+		if mk().HandleBytes(context.Background(), msg) == nil {
+			b.Fatal("no response")
+		}
+	}
+}
+
+// BenchmarkDispatchFreshServerToolsList: tools/list on a new Server per
+// request (encodings come from the process-wide cache).
+func BenchmarkDispatchFreshServerToolsList(b *testing.B) {
+	mk := benchServer(b)
+	msg := []byte(benchList)
+	b.ReportAllocs()
+	for b.Loop() {
+		if mk().HandleBytes(context.Background(), msg) == nil {
+			b.Fatal("no response")
+		}
+	}
+}
+
+func benchHTTP(b *testing.B, body string) {
+	mk := benchServer(b)
+	h := NewHTTPHandler(func(*http.Request) (*Server, error) { return mk(), nil }, HTTPOptions{})
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", "/mcp", bytes.NewReader([]byte(body)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
+
+// BenchmarkHTTPHandlerToolsCall: the HTTP handler without the network
+// (fresh Server per request, 1 KiB result).
+func BenchmarkHTTPHandlerToolsCall(b *testing.B) { benchHTTP(b, benchCall) }
+
+// BenchmarkHTTPHandlerToolsList: tools/list through the HTTP handler.
+func BenchmarkHTTPHandlerToolsList(b *testing.B) { benchHTTP(b, benchList) }

@@ -1,0 +1,80 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/agentbe/agent-backend/mcp"
+)
+
+func greeter() *mcp.Server {
+	s := mcp.NewServer(mcp.Implementation{Name: "example", Version: "1.0.0"}, mcp.ServerOptions{})
+	s.AddTool(mcp.Tool{
+		Name:        "greet",
+		Description: "Greets someone.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+	}, func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
+		var a struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(args, &a); err != nil || a.Name == "" {
+			return mcp.InvalidArgumentsResult("greet", "name is required"), nil
+		}
+		return mcp.TextResult("Hello, " + a.Name + "!"), nil
+	})
+	return s
+}
+
+// The dispatcher works on raw messages, without any transport.
+func ExampleServer_HandleBytes() {
+	s := greeter()
+	out := s.HandleBytes(context.Background(),
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}}}`))
+	fmt.Println(string(out))
+	// Output:
+	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Hello, Ada!"}],"structuredContent":{"content":"Hello, Ada!"}}}
+}
+
+// A stateless Streamable HTTP endpoint builds a Server per request; the
+// factory may refuse a request with an *mcp.HTTPError.
+func ExampleNewHTTPHandler() {
+	h := mcp.NewHTTPHandler(func(r *http.Request) (*mcp.Server, error) {
+		if r.Header.Get("Authorization") != "Bearer secret" {
+			return nil, &mcp.HTTPError{Status: http.StatusUnauthorized,
+				Body: map[string]string{"error": "Unauthorized", "message": "Invalid or missing authentication token"}}
+		}
+		return greeter(), nil
+	}, mcp.HTTPOptions{})
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+
+	c := mcp.NewHTTPClient(ts.URL, mcp.HTTPClientOptions{Header: http.Header{"Authorization": {"Bearer secret"}}})
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Initialize(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := c.CallTool(ctx, "greet", map[string]string{"name": "Grace"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Content[0].Text)
+	// Output:
+	// Hello, Grace!
+}
+
+// An in-process client talks to a Server directly.
+func ExampleNewInProcessClient() {
+	c := mcp.NewInProcessClient(greeter(), mcp.ClientOptions{})
+	defer c.Close()
+	tools, _ := c.ListTools(context.Background())
+	res, _ := c.CallTool(context.Background(), "greet", nil)
+	fmt.Println(tools[0].Name, res.IsError, res.Content[0].Text)
+	// Output:
+	// greet true MCP error -32602: Input validation error: Invalid arguments for tool greet: name is required
+}
