@@ -11,6 +11,8 @@ import (
 	"path"
 	"strings"
 	"syscall"
+
+	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
 // tailBlock is how much a tail read takes from the end of a file at a time.
@@ -22,6 +24,11 @@ func (t *fsTools) readText(ctx context.Context, a *args) (*CallToolResult, error
 	tail, _ := a.num("tail")
 	if err := a.err(); err != nil {
 		return errResult(err)
+	}
+	if head == 0 && tail == 0 {
+		if text, ok := t.readDirect(ctx, p); ok {
+			return textResult(text)
+		}
 	}
 	real, err := t.validate(ctx, p)
 	if err != nil {
@@ -44,6 +51,32 @@ func (t *fsTools) readText(ctx context.Context, a *args) (*CallToolResult, error
 		return errResult(err)
 	}
 	return textResult(text)
+}
+
+// readDirect is the fast path of a whole-file read: it opens the resolved
+// path straight through the workspace, whose jail already keeps every access
+// inside, and skips validate's link walk. Anything unusual ("~", a
+// Windows-style path, a missing file, a link leading out, a directory, a
+// read error) reports !ok, and the validated path then produces the official
+// server's exact result.
+func (t *fsTools) readDirect(ctx context.Context, p string) (string, bool) {
+	if p == "" || p[0] == '~' || windowsPath.MatchString(p) {
+		return "", false
+	}
+	rel, err := wspath.Resolve(t.root, p)
+	if err != nil {
+		return "", false
+	}
+	rc, err := t.ws.Open(ctx, wspath.Join(t.root, rel))
+	if err != nil {
+		return "", false
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return "", false
+	}
+	return decodeUTF8(b), true
 }
 
 // lineCount turns a JavaScript line limit into a count: the official loops
