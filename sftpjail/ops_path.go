@@ -120,10 +120,7 @@ func (s *session) removeEntry(id uint32, d *decoder, op string, dir bool) *[]byt
 	if !d.ok() {
 		return nil
 	}
-	rel, err := s.nofollow(name)
-	if err == nil && rel == "." {
-		err = errRootBusy
-	}
+	rel, err := s.nofollowEntry(name)
 	if err != nil {
 		return errPacket(id, op, name, err)
 	}
@@ -190,17 +187,11 @@ func (s *session) rename(id uint32, d *decoder, posix bool) *[]byte {
 	if !d.ok() {
 		return nil
 	}
-	oldRel, err := s.nofollow(oldName)
-	if err == nil && oldRel == "." {
-		err = errRootBusy
-	}
+	oldRel, err := s.nofollowEntry(oldName)
 	if err != nil {
 		return errPacket(id, "rename", oldName, err)
 	}
-	newRel, err := s.nofollow(newName)
-	if err == nil && newRel == "." {
-		err = errRootBusy
-	}
+	newRel, err := s.nofollowEntry(newName)
 	if err != nil {
 		return errPacket(id, "rename", newName, err)
 	}
@@ -256,10 +247,7 @@ func (s *session) symlink(id uint32, d *decoder) *[]byte {
 	if !d.ok() {
 		return nil
 	}
-	rel, err := s.nofollow(linkName)
-	if err == nil && rel == "." {
-		err = errRootBusy
-	}
+	rel, err := s.nofollowEntry(linkName)
 	if err != nil {
 		return errPacket(id, "symlink", linkName, err)
 	}
@@ -319,17 +307,11 @@ func (s *session) hardlink(id uint32, d *decoder) *[]byte {
 	if !d.ok() {
 		return nil
 	}
-	oldRel, err := s.nofollow(oldName)
-	if err == nil && oldRel == "." {
-		err = errRootBusy
-	}
+	oldRel, err := s.nofollowEntry(oldName)
 	if err != nil {
 		return errPacket(id, "link", oldName, err)
 	}
-	newRel, err := s.nofollow(newName)
-	if err == nil && newRel == "." {
-		err = errRootBusy
-	}
+	newRel, err := s.nofollowEntry(newName)
 	if err != nil {
 		return errPacket(id, "link", newName, err)
 	}

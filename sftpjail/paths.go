@@ -25,6 +25,16 @@ func (s *session) follow(p string) (string, error) {
 	return wspath.RealPath(s.root, s.hostRoot, rel)
 }
 
+// nofollowEntry is nofollow for requests that remove, move or link an
+// entry: the workspace root itself is refused.
+func (s *session) nofollowEntry(p string) (string, error) {
+	rel, err := s.nofollow(p)
+	if err == nil && rel == "." {
+		err = errRootBusy
+	}
+	return rel, err
+}
+
 // nofollow resolves a client path whose last element must not be followed
 // (LSTAT, REMOVE, RMDIR, MKDIR, RENAME, READLINK, SYMLINK): links in the
 // parent are followed, the final name is kept.
