@@ -9,11 +9,7 @@ import (
 )
 
 func (t *fsTools) getFileInfo(ctx context.Context, a *args) (*CallToolResult, error) {
-	p := a.str("path", true)
-	if err := a.err(); err != nil {
-		return errResult(err)
-	}
-	real, err := t.validate(ctx, p)
+	_, real, err := t.pathArg(ctx, a)
 	if err != nil {
 		return errResult(err)
 	}

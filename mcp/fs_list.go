@@ -53,11 +53,7 @@ func (t *fsTools) readDir(ctx context.Context, real string) ([]dirent, error) {
 }
 
 func (t *fsTools) listDirectory(ctx context.Context, a *args) (*CallToolResult, error) {
-	p := a.str("path", true)
-	if err := a.err(); err != nil {
-		return errResult(err)
-	}
-	real, err := t.validate(ctx, p)
+	_, real, err := t.pathArg(ctx, a)
 	if err != nil {
 		return errResult(err)
 	}

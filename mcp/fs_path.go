@@ -44,6 +44,18 @@ func (t *fsTools) lexicalAbs(p string) string {
 	return path.Clean(t.root + "/" + p)
 }
 
+// pathArg reads the required "path" argument, checks the arguments decoded
+// so far, and validates the path: it returns the path as given and the real
+// path the tool works on.
+func (t *fsTools) pathArg(ctx context.Context, a *args) (given, real string, err error) {
+	given = a.str("path", true)
+	if err := a.err(); err != nil {
+		return "", "", err
+	}
+	real, err = t.validate(ctx, given)
+	return given, real, err
+}
+
 // validate maps a path argument onto the absolute, symlink-resolved
 // workspace path the tool works on, the way the official server's
 // validatePath does, within the agentbe rules:

@@ -259,11 +259,7 @@ var mediaTypes = map[string]string{
 }
 
 func (t *fsTools) readMedia(ctx context.Context, a *args) (*CallToolResult, error) {
-	p := a.str("path", true)
-	if err := a.err(); err != nil {
-		return errResult(err)
-	}
-	real, err := t.validate(ctx, p)
+	_, real, err := t.pathArg(ctx, a)
 	if err != nil {
 		return errResult(err)
 	}

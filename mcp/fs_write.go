@@ -172,11 +172,7 @@ func applyEdits(content string, edits []edit) (string, error) {
 }
 
 func (t *fsTools) createDirectory(ctx context.Context, a *args) (*CallToolResult, error) {
-	p := a.str("path", true)
-	if err := a.err(); err != nil {
-		return errResult(err)
-	}
-	real, err := t.validate(ctx, p)
+	p, real, err := t.pathArg(ctx, a)
 	if err != nil {
 		return errResult(err)
 	}
