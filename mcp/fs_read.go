@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
+	"io/fs"
 	"math"
 	"path"
 	"strings"
@@ -72,11 +73,36 @@ func (t *fsTools) readDirect(ctx context.Context, p string) (string, bool) {
 		return "", false
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(rc)
+	b, err := readSized(rc)
 	if err != nil {
 		return "", false
 	}
 	return decodeUTF8(b), true
+}
+
+// readSized reads r to the end, sizing the buffer from Stat when r is a
+// file (as os.ReadFile does), so a small file takes one read, not several.
+func readSized(r io.Reader) ([]byte, error) {
+	size := 512
+	if st, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < 1<<30 {
+			size = int(fi.Size()) + 1
+		}
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // lineCount turns a JavaScript line limit into a count: the official loops
@@ -122,7 +148,7 @@ func (t *fsTools) readAll(ctx context.Context, real string) ([]byte, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(rc)
+	b, err := readSized(rc)
 	if err != nil {
 		return nil, readErr(err)
 	}
