@@ -31,29 +31,14 @@ func (l *Local) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, er
 // ReadDirEntries lists the immediate children of prefix p with synthetic
 // information; see ReadDir.
 func (m *Memory) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
-	names, err := m.ReadDir(ctx, p)
+	infos, err := m.children(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	k, err := m.key(ctx, "readdir", p)
-	if err != nil {
-		return nil, err
+	out := make([]fs.DirEntry, len(infos))
+	for i, info := range infos {
+		out[i] = fs.FileInfoToDirEntry(info)
 	}
-	pre := ""
-	if k != "" {
-		pre = k + "/"
-	}
-	out := make([]fs.DirEntry, 0, len(names))
-	m.store.mu.RLock()
-	for _, n := range names {
-		f, ok := m.store.files[pre+n]
-		info := memInfo{name: n, dir: !ok || m.store.hasChildren(pre+n)}
-		if ok && !info.dir {
-			info.size, info.mod = int64(len(f.data)), f.mod
-		}
-		out = append(out, fs.FileInfoToDirEntry(info))
-	}
-	m.store.mu.RUnlock()
 	return out, nil
 }
 

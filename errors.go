@@ -132,10 +132,6 @@ func (e *ExitError) Error() string {
 	return fmt.Sprintf("command exited with code %d: %s", e.ExitCode, msg)
 }
 
-func pathErr(code ErrorCode, op, p string, kind Kind, err error) error {
-	return &Error{Code: code, Op: op, Path: p, Backend: kind, Err: err}
-}
-
 func exitErrorOf(err error) *ExitError {
 	var xe *ExitError
 	if errors.As(err, &xe) {

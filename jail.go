@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -95,7 +96,7 @@ func (j *jail) close() {
 }
 
 func evalDir(dir string) (string, error) {
-	real, err := filepathEval(dir)
+	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return "", err
 	}

@@ -153,7 +153,7 @@ func (l *Local) Scope(p string, opts ScopeOptions) (*Scope, error) {
 	if err := l.alive("scope", p); err != nil {
 		return nil, err
 	}
-	return newScope(l, l, p, opts)
+	return newScope(l, p, opts)
 }
 
 // subtree returns an internal Local confined to the directory rel: its own
@@ -210,8 +210,6 @@ func (s *scopeSet) len() int {
 	defer s.mu.Unlock()
 	return len(s.m)
 }
-
-func filepathEval(p string) (string, error) { return filepath.EvalSymlinks(p) }
 
 // wrapped is an error with its own message that matches a sentinel.
 type wrapped struct {

@@ -54,16 +54,7 @@ type opLog struct {
 
 // begin returns a function that logs the finished operation; it costs
 // nothing when no logger is configured or the mode excludes op.
-func (l opLog) begin(op, p string) func(err error) {
-	if l.logger == nil || (l.mode == LogStandard && !modifying[op]) {
-		return func(error) {}
-	}
-	start := time.Now()
-	return func(err error) {
-		l.logger.LogOp(OpEntry{Time: start, Op: op, Path: p, Scope: l.scope,
-			Success: err == nil, Duration: time.Since(start), Err: err})
-	}
-}
+func (l opLog) begin(op, p string) func(err error) { return l.begin2(op, p, "") }
 
 // begin2 is begin for operations on two paths (rename).
 func (l opLog) begin2(op, p, p2 string) func(err error) {

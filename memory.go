@@ -165,7 +165,7 @@ func (m *Memory) Scope(p string, opts ScopeOptions) (*Scope, error) {
 	if err := m.alive("scope", p); err != nil {
 		return nil, err
 	}
-	return newScope(m, m, p, opts)
+	return newScope(m, p, opts)
 }
 
 func (m *Memory) subtree(rel string) Backend {
@@ -325,6 +325,20 @@ func (w *memWriter) Close() error {
 // ReadDir returns the sorted immediate children of the prefix p; a prefix
 // with no keys lists as empty.
 func (m *Memory) ReadDir(ctx context.Context, p string) ([]string, error) {
+	infos, err := m.children(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(infos))
+	for i, info := range infos {
+		names[i] = info.name
+	}
+	return names, nil
+}
+
+// children lists the immediate children of p, sorted, with their synthetic
+// information, in one pass under one lock (logged as "readdir").
+func (m *Memory) children(ctx context.Context, p string) ([]memInfo, error) {
 	done := m.log.begin("readdir", p)
 	k, err := m.key(ctx, "readdir", p)
 	if err != nil {
@@ -336,13 +350,24 @@ func (m *Memory) ReadDir(ctx context.Context, p string) ([]string, error) {
 		pre = k + "/"
 	}
 	seen := map[string]struct{}{}
+	var infos []memInfo
 	m.store.mu.RLock()
 	_, isFile := m.store.files[k]
 	for key := range m.store.files {
-		if rest, ok := strings.CutPrefix(key, pre); ok && rest != "" {
-			name, _, _ := strings.Cut(rest, "/")
-			seen[name] = struct{}{}
+		rest, ok := strings.CutPrefix(key, pre)
+		if !ok || rest == "" {
+			continue
 		}
+		name, _, _ := strings.Cut(rest, "/")
+		if _, dup := seen[name]; dup {
+			continue
+		}
+		seen[name] = struct{}{}
+		info := memInfo{name: name, dir: m.store.hasChildren(pre + name)}
+		if f, ok := m.store.files[pre+name]; ok && !info.dir {
+			info.size, info.mod = int64(len(f.data)), f.mod
+		}
+		infos = append(infos, info)
 	}
 	m.store.mu.RUnlock()
 	if isFile && k != "" {
@@ -350,13 +375,9 @@ func (m *Memory) ReadDir(ctx context.Context, p string) ([]string, error) {
 		done(err)
 		return nil, err
 	}
-	names := make([]string, 0, len(seen))
-	for n := range seen {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	sort.Slice(infos, func(i, j int) bool { return infos[i].name < infos[j].name })
 	done(nil)
-	return names, nil
+	return infos, nil
 }
 
 // Mkdir is a no-op: directories are implicit in the keys. The path is still

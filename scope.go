@@ -57,7 +57,7 @@ type scopeSub struct {
 
 var _ Backend = (*Scope)(nil)
 
-func newScope(parent scopeOwner, _ Backend, p string, opts ScopeOptions) (*Scope, error) {
+func newScope(parent scopeOwner, p string, opts ScopeOptions) (*Scope, error) {
 	rel, err := wspath.Resolve(parent.RootDir(), p)
 	if err != nil {
 		return nil, &Error{Code: CodePathEscape, Op: "scope", Path: p, Backend: parent.Kind(), Err: err}
@@ -185,7 +185,7 @@ func (s *Scope) Scope(p string, opts ScopeOptions) (*Scope, error) {
 	if s.Status() == StatusDestroyed {
 		return nil, &Error{Code: CodeDestroyed, Op: "scope", Path: p, Backend: s.Kind(), Err: ErrDestroyed}
 	}
-	return newScope(s, s, p, opts)
+	return newScope(s, p, opts)
 }
 
 func (s *Scope) subtree(rel string) Backend { return s.inner.(scopeOwner).subtree(rel) }
@@ -239,7 +239,11 @@ func (s *Scope) ensureDir(ctx context.Context, rel string) error {
 // run wraps an operation with the liveness check, optional scope creation
 // and logging.
 func (s *Scope) run(ctx context.Context, op, p string, write bool, fn func() error) error {
-	done := s.log.begin(op, p)
+	return s.runLogged(ctx, s.log.begin(op, p), op, p, write, fn)
+}
+
+// runLogged is run with the log entry already begun (two-path operations).
+func (s *Scope) runLogged(ctx context.Context, done func(error), op, p string, write bool, fn func() error) error {
 	err := s.alive(op, p)
 	if err == nil && write {
 		err = s.ensureRoot(ctx)
@@ -343,16 +347,8 @@ func (s *Scope) Remove(ctx context.Context, p string, opts RemoveOptions) error 
 
 // Rename moves oldPath to newPath inside the scope.
 func (s *Scope) Rename(ctx context.Context, oldPath, newPath string) error {
-	done := s.log.begin2("rename", oldPath, newPath)
-	err := s.alive("rename", oldPath)
-	if err == nil {
-		err = s.ensureRoot(ctx)
-	}
-	if err == nil {
-		err = s.inner.Rename(ctx, oldPath, newPath)
-	}
-	done(err)
-	return err
+	return s.runLogged(ctx, s.log.begin2("rename", oldPath, newPath), "rename", oldPath, true,
+		func() error { return s.inner.Rename(ctx, oldPath, newPath) })
 }
 
 // Touch creates p if missing; see Local.Touch.

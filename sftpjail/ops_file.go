@@ -71,12 +71,18 @@ func (s *session) open(id uint32, d *decoder) *[]byte {
 			rc.Control(func(fd uintptr) { syscall.SetNonblock(int(fd), false) })
 		}
 	}
-	h, err := s.handles.add(&handle{f: f, append: pflags&flagAppend != 0, name: name, rel: rel})
+	return s.handleReply(id, "open", &handle{f: f, append: pflags&flagAppend != 0, name: name, rel: rel})
+}
+
+// handleReply registers h and answers with its handle; when the session
+// holds as many handles as allowed, h's file is closed and op fails.
+func (s *session) handleReply(id uint32, op string, h *handle) *[]byte {
+	hid, err := s.handles.add(h)
 	if err != nil {
-		f.Close()
-		return errPacket(id, "open", name, err)
+		h.f.Close()
+		return errPacket(id, op, h.name, err)
 	}
-	return handlePacket(id, h)
+	return handlePacket(id, hid)
 }
 
 // close serves CLOSE for files and directories.

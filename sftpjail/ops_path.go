@@ -61,12 +61,7 @@ func (s *session) opendir(id uint32, d *decoder) *[]byte {
 		}
 		return errPacket(id, "opendir", name, err)
 	}
-	h, err := s.handles.add(&handle{f: f, dir: true, name: name, rel: rel})
-	if err != nil {
-		f.Close()
-		return errPacket(id, "opendir", name, err)
-	}
-	return handlePacket(id, h)
+	return s.handleReply(id, "opendir", &handle{f: f, dir: true, name: name, rel: rel})
 }
 
 // readdir serves READDIR: up to 100 entries with `ls -l` long names, then
