@@ -196,12 +196,12 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 	var err error
 	for try := 0; try < 3; try++ {
 		tmp = tempName(target)
-		f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoWait, mode)
 		if errors.Is(err, fs.ErrNotExist) {
 			if merr := r.MkdirAll(path.Dir(target), 0o755); merr != nil {
 				return nil, merr
 			}
-			f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+			f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoWait, mode)
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			break

@@ -124,7 +124,7 @@ func (l *Local) open(ctx context.Context, op, p string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := follow(r, host, rel, r.Open)
+	f, err := follow(r, host, rel, func(rel string) (*os.File, error) { return r.OpenFile(rel, os.O_RDONLY|openNoWait, 0) })
 	if err != nil {
 		return nil, l.fail(op, p, err)
 	}
@@ -363,7 +363,7 @@ func (l *Local) touch(ctx context.Context, p string) error {
 	if err != nil {
 		return err
 	}
-	openIt := func(rel string) (*os.File, error) { return r.OpenFile(rel, os.O_WRONLY|os.O_CREATE, 0o644) }
+	openIt := func(rel string) (*os.File, error) { return r.OpenFile(rel, os.O_WRONLY|os.O_CREATE|openNoWait, 0o644) }
 	f, err := follow(r, host, rel, openIt)
 	if errors.Is(err, fs.ErrNotExist) && rel != "." {
 		if merr := r.MkdirAll(path.Dir(rel), 0o755); merr != nil {

@@ -19,21 +19,20 @@ const Version = "0.1.0"
 // the official filesystem server and, when b executes commands, exec (which
 // runs through b.Exec, so b's safety check and isolation apply).
 func NewMCPServer(b Backend) *mcp.Server {
-	s := mcp.NewServer(mcp.Implementation{Name: "agent-backend", Version: Version}, mcp.ServerOptions{})
-	for _, t := range mcp.FilesystemTools(b) {
-		s.AddTool(t.Tool, t.Handler)
-	}
+	var run mcp.ExecFunc
 	if Executes(b) {
-		s.AddTool(mcp.ExecTool(func(ctx context.Context, command string, env map[string]string) (mcp.ExecResult, error) {
+		run = func(ctx context.Context, command string, env map[string]string) (mcp.ExecResult, error) {
 			out, err := b.Exec(ctx, command, ExecOptions{Env: env})
 			if xe := exitErrorOf(err); xe != nil {
 				return mcp.ExecResult{Stdout: xe.Stdout, Stderr: xe.Stderr, ExitCode: xe.ExitCode}, nil
 			}
 			return mcp.ExecResult{Stdout: out}, err
-		}))
+		}
 	}
-	return s
+	return mcp.NewSetServer(serverInfo, mcp.ServerOptions{}, mcp.WorkspaceToolSet(run != nil), mcp.WorkspaceHandler(b, run))
 }
+
+var serverInfo = mcp.Implementation{Name: "agent-backend", Version: Version}
 
 // MCPOptions controls MCPTransport and MCPClient.
 type MCPOptions struct {

@@ -40,30 +40,34 @@ var execTool = Tool{
 // run must honour by killing the command.
 func ExecTool(run ExecFunc) (Tool, ToolHandler) {
 	return execTool, func(ctx context.Context, raw json.RawMessage) (*CallToolResult, error) {
-		a := decodeArgs("exec", raw)
-		command := a.str("command", true)
-		env := a.env("env")
-		if err := a.err(); err != nil {
-			return errResult(err)
-		}
-		if strings.TrimSpace(command) == "" {
-			return ErrorResult("Command cannot be empty"), nil
-		}
-		res, err := run(ctx, command, env)
-		if err != nil {
-			return ErrorResult(err.Error()), nil
-		}
-		if res.ExitCode != 0 {
-			code := strconv.Itoa(res.ExitCode)
-			if res.ExitCode < 0 {
-				code = "null"
-			}
-			msg := jsTrim(decodeUTF8(res.Stderr))
-			if msg == "" {
-				msg = jsTrim(decodeUTF8(res.Stdout))
-			}
-			return ErrorResult("Command execution failed with exit code " + code + ": " + msg), nil
-		}
-		return &CallToolResult{Content: []Content{{Type: "text", Text: jsTrim(decodeUTF8(res.Stdout))}}}, nil
+		return serveExec(ctx, run, raw)
 	}
+}
+
+func serveExec(ctx context.Context, run ExecFunc, raw json.RawMessage) (*CallToolResult, error) {
+	a := decodeArgs("exec", raw)
+	command := a.str("command", true)
+	env := a.env("env")
+	if err := a.err(); err != nil {
+		return errResult(err)
+	}
+	if strings.TrimSpace(command) == "" {
+		return ErrorResult("Command cannot be empty"), nil
+	}
+	res, err := run(ctx, command, env)
+	if err != nil {
+		return ErrorResult(err.Error()), nil
+	}
+	if res.ExitCode != 0 {
+		code := strconv.Itoa(res.ExitCode)
+		if res.ExitCode < 0 {
+			code = "null"
+		}
+		msg := jsTrim(decodeUTF8(res.Stderr))
+		if msg == "" {
+			msg = jsTrim(decodeUTF8(res.Stdout))
+		}
+		return ErrorResult("Command execution failed with exit code " + code + ": " + msg), nil
+	}
+	return &CallToolResult{Content: []Content{{Type: "text", Text: jsTrim(decodeUTF8(res.Stdout))}}}, nil
 }

@@ -77,7 +77,7 @@ func (t *fsTools) readDirect(ctx context.Context, p string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return decodeUTF8(b), true
+	return decodeUTF8Owned(b), true
 }
 
 // readSized reads r to the end, sizing the buffer from Stat when r is a

@@ -3,6 +3,7 @@ package mcp
 import (
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // decodeUTF8 decodes b the way Node's Buffer.toString("utf-8") (the WHATWG
@@ -12,6 +13,20 @@ func decodeUTF8(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)
 	}
+	return replaceInvalidUTF8(b)
+}
+
+// decodeUTF8Owned is decodeUTF8 for a buffer the caller hands over and
+// never touches again: valid UTF-8 becomes the string without a copy.
+func decodeUTF8Owned(b []byte) string {
+	if utf8.Valid(b) {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return replaceInvalidUTF8(b)
+}
+
+// replaceInvalidUTF8 is decodeUTF8 for b that is not valid UTF-8.
+func replaceInvalidUTF8(b []byte) string {
 	var sb strings.Builder
 	sb.Grow(len(b) + 16)
 	for i := 0; i < len(b); {

@@ -231,6 +231,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hdr["Content-Type"] = contentTypeJSON
 		hdr["Content-Length"] = []string{strconv.Itoa(len(resp))}
 		w.Write(resp)
+		releaseResponse(resp)
 		return
 	}
 	resps := make([][]byte, len(requests))

@@ -43,17 +43,20 @@ type ServerOptions struct {
 // tools/list and tools/call, and honours notifications/cancelled for
 // requests it is running. It keeps no per-client session state, so one
 // Server may serve many connections, and a fresh one per HTTP request is
-// cheap.
+// cheap (cheapest made from a shared ToolSet with NewSetServer).
 //
 // AddTool must not be called concurrently with Handle.
 type Server struct {
-	info  Implementation
-	opts  ServerOptions
-	tools []serverTool
-	index map[string]int
+	info Implementation
+	opts ServerOptions
 
-	listOnce sync.Once
-	listJSON []byte
+	set    *ToolSet
+	shared bool // set belongs to others too: AddTool copies it first
+	// Exactly one of call and handlers serves the set's tools: call for a
+	// Server made by NewSetServer, handlers (parallel to set.tools) once
+	// AddTool has been used.
+	call     SetHandler
+	handlers []ToolHandler
 
 	mu       sync.Mutex
 	inflight map[string]*inflightCall
@@ -64,11 +67,6 @@ type Server struct {
 // track it for notifications/cancelled.
 type transportCancelsKey struct{}
 
-type serverTool struct {
-	def     Tool
-	handler ToolHandler
-}
-
 type inflightCall struct {
 	cancel context.CancelCauseFunc
 }
@@ -77,79 +75,51 @@ type inflightCall struct {
 // cancelled with notifications/cancelled.
 var errCancelledByClient = errors.New("mcp: request cancelled by client")
 
-// NewServer returns a Server announcing itself as info.
+// NewServer returns a Server announcing itself as info, with no tools yet.
 func NewServer(info Implementation, opts ServerOptions) *Server {
-	return &Server{info: info, opts: opts}
+	return &Server{info: info, opts: opts, set: &ToolSet{}}
+}
+
+// NewSetServer returns a Server announcing itself as info and offering the
+// tools of ts, each call served by h with the tool's index in ts. ts is
+// shared, not copied. A nil ts or h panics.
+func NewSetServer(info Implementation, opts ServerOptions, ts *ToolSet, h SetHandler) *Server {
+	if ts == nil || h == nil {
+		panic("mcp: NewSetServer with nil ToolSet or handler")
+	}
+	return &Server{info: info, opts: opts, set: ts, shared: true, call: h}
 }
 
 // AddTool registers a tool, replacing an earlier one of the same name (its
-// position in tools/list is kept). A nil handler panics.
+// position in tools/list is kept). A nil handler panics. On a Server made
+// by NewSetServer the shared ToolSet is left alone: the Server takes a
+// private copy first.
 func (s *Server) AddTool(t Tool, h ToolHandler) {
 	if h == nil {
 		panic("mcp: AddTool with nil handler")
 	}
-	if i := s.lookup(t.Name); i >= 0 {
-		s.tools[i] = serverTool{t, h}
-		return
+	if s.shared {
+		s.set, s.shared = s.set.clone(), false
 	}
-	if s.tools == nil {
-		s.tools = make([]serverTool, 0, 16)
-	}
-	s.tools = append(s.tools, serverTool{t, h})
-	if s.index != nil {
-		s.index[t.Name] = len(s.tools) - 1
-	} else if len(s.tools) > linearLookupMax {
-		s.index = make(map[string]int, len(s.tools)*2)
-		for i := range s.tools {
-			s.index[s.tools[i].def.Name] = i
+	if s.call != nil {
+		call := s.call
+		s.handlers = make([]ToolHandler, len(s.set.tools), len(s.set.tools)+1)
+		for i := range s.handlers {
+			s.handlers[i] = func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
+				return call(ctx, i, args)
+			}
 		}
+		s.call = nil
 	}
-}
-
-// linearLookupMax is the tool count up to which tools are found by a
-// linear scan: cheaper than building a map for every per-request Server.
-const linearLookupMax = 24
-
-// lookupBytes is lookup without converting name to a string.
-func (s *Server) lookupBytes(name []byte) int {
-	if s.index != nil {
-		if i, ok := s.index[string(name)]; ok {
-			return i
-		}
-		return -1
+	if i := s.set.put(t); i < len(s.handlers) {
+		s.handlers[i] = h
+	} else {
+		s.handlers = append(s.handlers, h)
 	}
-	for i := range s.tools {
-		if s.tools[i].def.Name == string(name) {
-			return i
-		}
-	}
-	return -1
-}
-
-// lookup returns the index of the named tool, or -1.
-func (s *Server) lookup(name string) int {
-	if s.index != nil {
-		if i, ok := s.index[name]; ok {
-			return i
-		}
-		return -1
-	}
-	for i := range s.tools {
-		if s.tools[i].def.Name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // Tools returns the registered tool definitions in tools/list order.
-func (s *Server) Tools() []Tool {
-	out := make([]Tool, len(s.tools))
-	for i := range s.tools {
-		out[i] = s.tools[i].def
-	}
-	return out
-}
+func (s *Server) Tools() []Tool { return s.set.Tools() }
 
 // HandleBytes decodes one message or a batch from data, dispatches it and
 // returns the encoded response: an object for a single request, an array
@@ -238,7 +208,8 @@ func (s *Server) Handle(ctx context.Context, m *Message) []byte {
 	case "ping":
 		return appendResponse(nil, m.ID, json.RawMessage("{}"))
 	case "tools/list":
-		return appendResponse(make([]byte, 0, len(s.toolsListJSON())+64), m.ID, s.toolsListJSON())
+		list := s.set.listResult()
+		return appendResponse(make([]byte, 0, len(list)+64), m.ID, list)
 	case "tools/call":
 		return s.callTool(ctx, m)
 	}
@@ -319,16 +290,16 @@ func (s *Server) callTool(ctx context.Context, m *Message) []byte {
 		}
 	}
 	var res *CallToolResult
-	i := s.lookupBytes(name)
+	i := s.set.lookupBytes(name)
 	if i < 0 {
 		res = ErrorResult("MCP error -32602: Tool " + string(name) + " not found")
 	} else {
 		if ctx.Value(transportCancelsKey{}) != nil {
-			res = s.runTool(ctx, &s.tools[i], args)
+			res = s.runTool(ctx, i, args)
 		} else {
 			callCtx, cancel := context.WithCancelCause(ctx)
 			key := s.track(m.ID, cancel)
-			res = s.runTool(callCtx, &s.tools[i], args)
+			res = s.runTool(callCtx, i, args)
 			s.untrack(key)
 			cancel(nil)
 			if context.Cause(callCtx) == errCancelledByClient {
@@ -339,7 +310,7 @@ func (s *Server) callTool(ctx context.Context, m *Message) []byte {
 			return nil
 		}
 	}
-	b := append(make([]byte, 0, resultSizeHint(res)+len(m.ID)), `{"jsonrpc":"2.0","id":`...)
+	b := append(responseBuffer(resultSizeHint(res)+len(m.ID)+1), `{"jsonrpc":"2.0","id":`...)
 	b = append(b, m.ID...)
 	b = append(b, `,"result":`...)
 	b, err := appendCallToolResult(b, res)
@@ -353,15 +324,23 @@ func (s *Server) callTool(ctx context.Context, m *Message) []byte {
 	return append(b, '}')
 }
 
-// runTool calls the handler, turning errors and panics into error results.
-func (s *Server) runTool(ctx context.Context, t *serverTool, args json.RawMessage) (res *CallToolResult) {
+// runTool calls the handler of tool i, turning errors and panics into
+// error results.
+func (s *Server) runTool(ctx context.Context, i int, args json.RawMessage) (res *CallToolResult) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.logf("mcp: tool panicked", "tool", t.def.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			res = ErrorResult("Internal error: tool " + t.def.Name + " panicked")
+			name := s.set.tools[i].Name
+			s.logf("mcp: tool panicked", "tool", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			res = ErrorResult("Internal error: tool " + name + " panicked")
 		}
 	}()
-	r, err := t.handler(ctx, args)
+	var r *CallToolResult
+	var err error
+	if s.call != nil {
+		r, err = s.call(ctx, i, args)
+	} else {
+		r, err = s.handlers[i](ctx, args)
+	}
 	if err != nil {
 		return ErrorResult(err.Error())
 	}

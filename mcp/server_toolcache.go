@@ -6,11 +6,11 @@ import (
 	"sync"
 )
 
-// The daemon builds a fresh Server per HTTP request, re-registering the
-// same tool definitions each time. Encoding a tool for tools/list costs far
-// more than comparing it with the definition it was last encoded from, so
-// encodings are cached process-wide by tool name and reused while the
-// definition is unchanged. The cache is bounded; past the bound tools are
+// Servers made with NewServer and AddTool (rather than from a shared
+// ToolSet) re-register the same tool definitions each time. Encoding a tool
+// for tools/list costs far more than comparing it with the definition it
+// was last encoded from, so encodings are cached process-wide by tool name
+// and reused while the definition is unchanged. The cache is bounded; past the bound tools are
 // simply encoded each time.
 const maxCachedTools = 1024
 
@@ -24,13 +24,13 @@ type cachedTool struct {
 	enc []byte
 }
 
-// toolsListJSON returns the tools/list result, computed once per Server.
-func (s *Server) toolsListJSON() []byte {
-	s.listOnce.Do(func() {
-		encs := make([][]byte, len(s.tools))
+// listResult returns the tools/list result, computed once per ToolSet.
+func (ts *ToolSet) listResult() []byte {
+	ts.listOnce.Do(func() {
+		encs := make([][]byte, len(ts.tools))
 		n := len(`{"tools":[]}`)
-		for i := range s.tools {
-			encs[i] = encodeToolCached(&s.tools[i].def)
+		for i := range ts.tools {
+			encs[i] = encodeToolCached(&ts.tools[i])
 			n += len(encs[i]) + 1
 		}
 		b := make([]byte, 0, n)
@@ -41,9 +41,9 @@ func (s *Server) toolsListJSON() []byte {
 			}
 			b = append(b, e...)
 		}
-		s.listJSON = append(b, `]}`...)
+		ts.listJSON = append(b, `]}`...)
 	})
-	return s.listJSON
+	return ts.listJSON
 }
 
 func encodeToolCached(t *Tool) []byte {

@@ -90,6 +90,7 @@ func (c *stdioConn) write(resp []byte) {
 		c.werr = err
 		c.cancel()
 	}
+	releaseResponse(resp)
 }
 
 // register counts one request in wg, unless ServeStdio is already

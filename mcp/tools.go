@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // BoundTool is a tool definition together with the handler that serves it.
@@ -118,17 +119,51 @@ var fsToolDefs = []fsToolDef{
 
 // FilesystemTools returns the 14 filesystem tools of the official MCP
 // filesystem server (read_file included) bound to ws. The definitions are
-// shared; binding costs one small allocation per tool.
+// shared; binding costs one small allocation per tool. A Server per request
+// is cheaper still with WorkspaceToolSet and WorkspaceHandler.
 func FilesystemTools(ws Workspace) []BoundTool {
 	t := newFSTools(ws)
 	out := make([]BoundTool, len(fsToolDefs))
-	for i, d := range fsToolDefs {
-		d := d
+	for i := range fsToolDefs {
+		d := &fsToolDefs[i]
 		out[i] = BoundTool{Tool: d.tool, Handler: func(ctx context.Context, raw json.RawMessage) (*CallToolResult, error) {
 			return d.run(t, ctx, decodeArgs(d.tool.Name, raw))
 		}}
 	}
 	return out
+}
+
+var (
+	fsToolSet   = sync.OnceValue(func() *ToolSet { return NewToolSet(FilesystemToolDefinitions()...) })
+	fsExecTools = sync.OnceValue(func() *ToolSet { return NewToolSet(append(FilesystemToolDefinitions(), execTool)...) })
+)
+
+// WorkspaceToolSet returns the shared ToolSet of the filesystem tools (in
+// FilesystemTools order), followed by exec when withExec is set. Serve it
+// with WorkspaceHandler.
+func WorkspaceToolSet(withExec bool) *ToolSet {
+	if withExec {
+		return fsExecTools()
+	}
+	return fsToolSet()
+}
+
+// WorkspaceHandler serves the tools of WorkspaceToolSet against ws, exec
+// through run (nil when the set has no exec). Binding costs two small
+// allocations, so NewSetServer(info, opts, WorkspaceToolSet(run != nil),
+// WorkspaceHandler(ws, run)) is the way to build a Server per request.
+func WorkspaceHandler(ws Workspace, run ExecFunc) SetHandler {
+	t := newFSTools(ws)
+	return func(ctx context.Context, i int, raw json.RawMessage) (*CallToolResult, error) {
+		switch {
+		case i >= 0 && i < len(fsToolDefs):
+			d := &fsToolDefs[i]
+			return d.run(t, ctx, decodeArgs(d.tool.Name, raw))
+		case i == len(fsToolDefs) && run != nil:
+			return serveExec(ctx, run, raw)
+		}
+		return nil, fmt.Errorf("mcp: no workspace tool at index %d", i)
+	}
 }
 
 // errResult turns a tool failure into the result the official server gives.

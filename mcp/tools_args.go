@@ -14,9 +14,17 @@ import (
 // issue and returns the zero value, so a handler reads every field and then
 // checks err().
 type args struct {
-	tool   string
-	m      map[string]json.RawMessage
-	issues []string
+	tool string
+	// members of the arguments object, aliasing the raw arguments; a
+	// repeated name counts once, with its last value (as JSON.parse does).
+	members []argMember
+	issues  []string
+	inline  [4]argMember // storage for the usual handful of members
+}
+
+type argMember struct {
+	name  string
+	value json.RawMessage
 }
 
 // decodeArgs parses raw (nil or "null" count as {}).
@@ -30,9 +38,20 @@ func decodeArgs(tool string, raw json.RawMessage) *args {
 		a.issues = append(a.issues, "Invalid input: expected object, received "+jsonKind(trimmed))
 		return a
 	}
-	if err := json.Unmarshal(trimmed, &a.m); err != nil {
+	if !json.Valid(trimmed) {
 		a.issues = append(a.issues, "Invalid input: expected object, received "+jsonKind(trimmed))
+		return a
 	}
+	a.members = a.inline[:0]
+	scanObject(trimmed, func(k, v []byte) {
+		for i := range a.members {
+			if a.members[i].name == string(k) {
+				a.members[i].value = v
+				return
+			}
+		}
+		a.members = append(a.members, argMember{string(k), v})
+	})
 	return a
 }
 
@@ -74,8 +93,12 @@ func jsonKind(v json.RawMessage) string {
 }
 
 func (a *args) raw(field string) (json.RawMessage, bool) {
-	v, ok := a.m[field]
-	return v, ok
+	for i := range a.members {
+		if a.members[i].name == field {
+			return a.members[i].value, true
+		}
+	}
+	return nil, false
 }
 
 // str reads a string field; a missing optional one is "".
@@ -195,12 +218,11 @@ func (a *args) edits(field string) []edit {
 	}
 	out := make([]edit, 0, len(items))
 	for i, it := range items {
-		var obj map[string]json.RawMessage
-		if jsonKind(it) != "object" || json.Unmarshal(it, &obj) != nil {
+		if jsonKind(it) != "object" {
 			a.fail(fmt.Sprintf("%s[%d]", field, i), "object", it)
 			continue
 		}
-		sub := &args{tool: a.tool, m: obj}
+		sub := decodeArgs(a.tool, it)
 		e := edit{oldText: sub.str("oldText", true), newText: sub.str("newText", true)}
 		for _, is := range sub.issues {
 			k := strings.LastIndex(is, " at ")

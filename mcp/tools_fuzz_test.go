@@ -120,3 +120,39 @@ func FuzzDecodeUTF8(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeArgsMatchesJSON: the arguments scanner reads an object exactly
+// as encoding/json does (the last of repeated names wins, escaped names are
+// decoded) and rejects what encoding/json rejects.
+func FuzzDecodeArgsMatchesJSON(f *testing.F) {
+	for _, s := range []string{`{"path":"a"}`, `{"path":"a","path":"b"}`, `{"pa\u0074h":1}`, ` { "a" : [1, {"b":2}] } `,
+		`{"a":}`, `{"a":1,}`, `[]`, `null`, `{"\ud800":true}`, "{\"\xff\":0}", `{"a":"x"}garbage`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		a := decodeArgs("t", json.RawMessage(raw))
+		trimmed := strings.TrimSpace(raw)
+		if trimmed == "" || trimmed == "null" || trimmed[0] != '{' {
+			return
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(trimmed), &want); err != nil {
+			if a.err() == nil {
+				t.Fatalf("%q: encoding/json rejects it (%v), decodeArgs accepts it", raw, err)
+			}
+			return
+		}
+		if a.err() != nil {
+			t.Fatalf("%q: decodeArgs rejects it: %v", raw, a.err())
+		}
+		if len(a.members) != len(want) {
+			t.Fatalf("%q: %d members, encoding/json has %d", raw, len(a.members), len(want))
+		}
+		for _, m := range a.members {
+			w, ok := want[m.name]
+			if !ok || string(w) != string(m.value) {
+				t.Fatalf("%q: member %q = %s, encoding/json has %s (present %v)", raw, m.name, m.value, w, ok)
+			}
+		}
+	})
+}

@@ -5,6 +5,7 @@
 //	mcpbench -root DIR -addr 127.0.0.1:3921 [-token T]   Streamable HTTP on /mcp: a fresh
 //	                                                     agentbe.NewMCPServer(NewLocal(DIR)) per request
 //	mcpbench -root DIR -stdio                            the same tools over stdio
+//	mcpbench -root DIR ... -memory                       the same over a Memory copy of bench/read1k.txt
 //	mcpbench -root DIR -addr ... -bare                   bare net/http: every POST gets the bytes
 //	                                                     of a real read_text_file bench/read1k.txt response
 package main
@@ -21,11 +22,13 @@ import (
 	"net/http"
 	_ "net/http/pprof"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/procs"
 	"github.com/agentbe/agent-backend/mcp"
 )
 
@@ -38,11 +41,19 @@ func main() {
 	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this address (profiling only)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the stdio run to this file")
 	inproc := flag.Int("inproc", 0, "time this many in-process read_text_file dispatches and exit")
+	memory := flag.Bool("memory", false, "serve a Memory backend holding a copy of bench/read1k.txt (no file system calls per request)")
 	flag.Parse()
+	procs.LeaveOneCore() // as the daemon does
 	if *root == "" {
 		log.Fatal("mcpbench: -root is required")
 	}
-	b, err := agentbe.NewLocal(agentbe.LocalConfig{RootDir: *root})
+	var b agentbe.Backend
+	var err error
+	if *memory {
+		b, err = memoryCopy(*root, "bench/read1k.txt")
+	} else {
+		b, err = agentbe.NewLocal(agentbe.LocalConfig{RootDir: *root})
+	}
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -106,6 +117,24 @@ func main() {
 	}
 	log.Printf("mcpbench: serving %s on http://%s/mcp (bare=%v)", b.RootDir(), ln.Addr(), *bare)
 	log.Fatal(http.Serve(ln, mux))
+}
+
+// memoryCopy returns a Memory backend with root's RootDir holding a copy
+// of the named files.
+func memoryCopy(root string, names ...string) (*agentbe.Memory, error) {
+	initial := make(map[string][]byte, len(names))
+	for _, n := range names {
+		data, err := os.ReadFile(filepath.Join(root, n))
+		if err != nil {
+			return nil, err
+		}
+		initial[n] = data
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	return agentbe.NewMemory(agentbe.MemoryConfig{RootDir: abs, Initial: initial})
 }
 
 // bareStdio is the stdio floor: one goroutine, no concurrency, and every
