@@ -11,17 +11,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/agentbe/agent-backend/internal/procs"
 )
 
 // version is reported by --version and /health.
 const version = "0.1.0"
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "daemon" {
-		procs.LeaveOneCore()
-	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -8,18 +8,19 @@ import (
 
 // LeaveOneCore lowers GOMAXPROCS by one, to at least 1, unless the
 // GOMAXPROCS environment variable is set; it returns the value in effect.
-// Only a daemon's main should call it, never a library.
+// Only the main of a network daemon should call it, never a library.
 //
-// The daemon shares its machine with the agent it serves and the commands
-// it runs (which are child processes, not bound by GOMAXPROCS). With one P
-// per core, the Go scheduler's spinning threads compete with them for
-// every core. Measured on a 2-vCPU box with the load generator on the same
-// machine: MCP over HTTP at 32 concurrent clients went from about 21k
-// req/s with a p99 of 4.5–5.5 ms to about 30k req/s with a p99 of 2.7–3 ms,
-// and MCP over stdio from about 7.5k to 10k sequential calls/s. The runtime's
-// own default (the CPU count, or the container's CPU limit) is the starting
-// point, so cgroup limits are respected; the runtime no longer adjusts the
-// value afterwards.
+// The daemon shares its machine with the agents it serves and the commands
+// it runs (child processes, not bound by GOMAXPROCS). With one P per core,
+// the Go scheduler's spinning threads compete with them for every core.
+// Measured on a 2-vCPU box with the load generator on the same machine
+// (internal/cmd/mcpbench, wrk at 32 connections, runs interleaved): MCP
+// over HTTP went from 20–24k req/s with a p99 of 4.5–5.5 ms to 27–31k
+// req/s with a p99 of 2.7–3.0 ms. Over stdio, one client calling in
+// sequence, it made no difference beyond the noise, so the local-only mode
+// keeps Go's default. The starting point is the runtime's own default (the
+// CPU count, or the container's CPU limit), so cgroup limits are
+// respected; the runtime no longer adjusts the value afterwards.
 func LeaveOneCore() int {
 	_, set := os.LookupEnv("GOMAXPROCS")
 	return leaveOneCore(set)
