@@ -3,7 +3,8 @@ package agentbe
 import (
 	"context"
 	"io/fs"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // ReadDirEntries lists directory p as sorted fs.DirEntry values whose types
@@ -11,19 +12,19 @@ import (
 // directory; it spares callers one Lstat per name.
 func (l *Local) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
 	done := l.log.begin("readdir", p)
-	f, err := l.open(ctx, "readdir", p)
+	f, r, rel, err := l.openIn(ctx, "readdir", p)
 	if err != nil {
 		done(err)
 		return nil, err
 	}
 	defer f.Close()
-	entries, err := f.ReadDir(-1)
+	entries, err := readDirIn(f, r, rel)
 	if err != nil {
 		err = l.fail("readdir", p, err)
 		done(err)
 		return nil, err
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	done(nil)
 	return entries, nil
 }

@@ -120,15 +120,25 @@ func (l *Local) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 }
 
 func (l *Local) open(ctx context.Context, op, p string) (*os.File, error) {
+	f, _, _, err := l.openIn(ctx, op, p)
+	return f, err
+}
+
+// openIn opens p for reading and also returns the root and the path within
+// it that were opened.
+func (l *Local) openIn(ctx context.Context, op, p string) (*os.File, *os.Root, string, error) {
 	r, host, rel, err := l.at(ctx, op, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
-	f, err := follow(r, host, rel, func(rel string) (*os.File, error) { return r.OpenFile(rel, os.O_RDONLY|openNoWait, 0) })
+	f, err := follow(r, host, rel, func(try string) (*os.File, error) {
+		rel = try
+		return r.OpenFile(try, os.O_RDONLY|openNoWait, 0)
+	})
 	if err != nil {
-		return nil, l.fail(op, p, err)
+		return nil, nil, "", l.fail(op, p, err)
 	}
-	return f, nil
+	return f, r, rel, nil
 }
 
 // Write replaces the file p with data atomically (temporary file + rename),

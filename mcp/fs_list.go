@@ -52,14 +52,31 @@ func (t *fsTools) readDir(ctx context.Context, real string) ([]dirent, error) {
 	return out, nil
 }
 
+// readDirDirect is readDirect for a listing: any failure reports !ok, and
+// the validated path then gives the official answer.
+func (t *fsTools) readDirDirect(ctx context.Context, p string) ([]dirent, bool) {
+	abs, ok := t.directPath(p)
+	if !ok {
+		return nil, false
+	}
+	ents, err := t.readDir(ctx, abs)
+	return ents, err == nil
+}
+
 func (t *fsTools) listDirectory(ctx context.Context, a *args) (*CallToolResult, error) {
-	_, real, err := t.pathArg(ctx, a)
-	if err != nil {
+	p := a.str("path", true)
+	if err := a.err(); err != nil {
 		return errResult(err)
 	}
-	ents, err := t.readDir(ctx, real)
-	if err != nil {
-		return errResult(err)
+	ents, ok := t.readDirDirect(ctx, p)
+	if !ok {
+		real, err := t.validate(ctx, p)
+		if err != nil {
+			return errResult(err)
+		}
+		if ents, err = t.readDir(ctx, real); err != nil {
+			return errResult(err)
+		}
 	}
 	var sb strings.Builder
 	for i, e := range ents {

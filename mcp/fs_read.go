@@ -61,14 +61,11 @@ func (t *fsTools) readText(ctx context.Context, a *args) (*CallToolResult, error
 // read error) reports !ok, and the validated path then produces the official
 // server's exact result.
 func (t *fsTools) readDirect(ctx context.Context, p string) (string, bool) {
-	if p == "" || p[0] == '~' || windowsPath.MatchString(p) {
+	abs, ok := t.directPath(p)
+	if !ok {
 		return "", false
 	}
-	rel, err := wspath.Resolve(t.root, p)
-	if err != nil {
-		return "", false
-	}
-	rc, err := t.ws.Open(ctx, wspath.Join(t.root, rel))
+	rc, err := t.ws.Open(ctx, abs)
 	if err != nil {
 		return "", false
 	}
@@ -78,6 +75,21 @@ func (t *fsTools) readDirect(ctx context.Context, p string) (string, bool) {
 		return "", false
 	}
 	return decodeUTF8Owned(b), true
+}
+
+// directPath is the path a fast path works on: p resolved lexically, for
+// the plain paths (not "~", not Windows-style, not leaving the root) whose
+// validated form can only differ through links, which the workspace
+// follows itself.
+func (t *fsTools) directPath(p string) (string, bool) {
+	if p == "" || p[0] == '~' || windowsPath.MatchString(p) {
+		return "", false
+	}
+	rel, err := wspath.Resolve(t.root, p)
+	if err != nil {
+		return "", false
+	}
+	return wspath.Join(t.root, rel), true
 }
 
 // readSized reads r to the end, sizing the buffer from Stat when r is a

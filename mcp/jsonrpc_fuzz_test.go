@@ -205,3 +205,29 @@ func FuzzReadSSEResponse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUnquoteMatchesJSON: unquote decodes every string literal exactly as
+// encoding/json does and refuses what it refuses.
+func FuzzUnquoteMatchesJSON(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\nb\"c\\d\/e\u00e9\ud83d\ude00"`, `"\ud800"`, `"\ud800\u0041"`, `"\udc00\ud800"`,
+		"\"\xff\xfe\"", `"\x"`, `"unterminated`, `"a"b"`, "\"tab\there\"", `"\u12"`, `"\uD83D\uDE00"`, `""`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(bytes.TrimSpace(raw)) != len(raw) {
+			return // values reach unquote trimmed
+		}
+		got, ok := unquote(raw)
+		var want string
+		err := json.Unmarshal(raw, &want)
+		if err != nil || len(raw) == 0 || raw[0] != '"' {
+			if ok && err != nil && len(raw) > 0 && raw[0] == '"' {
+				t.Fatalf("%q: encoding/json refuses it (%v), unquote gives %q", raw, err, got)
+			}
+			return
+		}
+		if !ok || string(got) != want {
+			t.Fatalf("%q: unquote %q (%v), encoding/json %q", raw, got, ok, want)
+		}
+	})
+}

@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 )
 
 // A small scanner for the top level of JSON-RPC messages. DecodeMessage
@@ -88,7 +87,7 @@ func scanObject(data []byte, fn func(key, val []byte)) bool {
 	i = skipSpace(data, i+1)
 	for i < len(data) && data[i] == '"' {
 		end := skipString(data, i)
-		key, ok := jsonStringBytes(data[i:end])
+		key, ok := unquote(data[i:end])
 		if !ok {
 			return false
 		}
@@ -107,29 +106,9 @@ func scanObject(data []byte, fn func(key, val []byte)) bool {
 	return true
 }
 
-// jsonStringBytes decodes a raw JSON string (quotes included); the result
-// aliases raw unless the string has escapes or non-ASCII bytes. ok is false
-// when raw is not a string.
-func jsonStringBytes(raw []byte) ([]byte, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return nil, false
-	}
-	inner := raw[1 : len(raw)-1]
-	for _, c := range inner {
-		if c == '\\' || c >= utf8.RuneSelf {
-			var s string
-			if json.Unmarshal(raw, &s) != nil {
-				return nil, false
-			}
-			return []byte(s), true
-		}
-	}
-	return inner, true
-}
-
-// jsonString is jsonStringBytes returning a string.
+// jsonString is unquote returning a string.
 func jsonString(raw []byte) (string, bool) {
-	b, ok := jsonStringBytes(raw)
+	b, ok := unquote(raw)
 	return string(b), ok
 }
 
@@ -187,7 +166,7 @@ func decodeFast(data []byte) (*Message, error) {
 	}
 	var version []byte
 	if hasJSONRPC {
-		v, ok := jsonStringBytes(jsonrpc)
+		v, ok := unquote(jsonrpc)
 		if !ok {
 			badType = true
 		}
@@ -195,7 +174,7 @@ func decodeFast(data []byte) (*Message, error) {
 	}
 	hasMethod := false
 	if method != nil && !bytes.Equal(method, jsonNull) {
-		b, ok := jsonStringBytes(method)
+		b, ok := unquote(method)
 		if !ok {
 			badType = true
 		}

@@ -273,7 +273,7 @@ func (s *Server) callTool(ctx context.Context, m *Message) []byte {
 		scanObject(m.Params, func(k, v []byte) {
 			switch string(k) {
 			case "name":
-				name, hasName = jsonStringBytes(v)
+				name, hasName = unquote(v)
 			case "arguments":
 				args = v
 			}

@@ -78,3 +78,30 @@ func ExampleNewInProcessClient() {
 	// Output:
 	// greet true MCP error -32602: Input validation error: Invalid arguments for tool greet: name is required
 }
+
+// A daemon serving many workspaces prepares its tool definitions once and
+// binds them per request: NewSetServer shares the ToolSet, and the
+// SetHandler receives the index of the tool called.
+func ExampleNewSetServer() {
+	tools := mcp.NewToolSet(
+		mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		mcp.Tool{Name: "shout", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	)
+	serverFor := func(user string) *mcp.Server {
+		return mcp.NewSetServer(mcp.Implementation{Name: "example", Version: "1.0.0"}, mcp.ServerOptions{}, tools,
+			func(ctx context.Context, i int, args json.RawMessage) (*mcp.CallToolResult, error) {
+				if i == tools.Index("shout") {
+					return mcp.TextResult("HI, " + user), nil
+				}
+				return mcp.TextResult(user), nil
+			})
+	}
+	for _, user := range []string{"ada", "bob"} {
+		out := serverFor(user).HandleBytes(context.Background(),
+			[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"shout"}}`))
+		fmt.Println(string(out))
+	}
+	// Output:
+	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"HI, ada"}],"structuredContent":{"content":"HI, ada"}}}
+	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"HI, bob"}],"structuredContent":{"content":"HI, bob"}}}
+}

@@ -110,12 +110,12 @@ func (a *args) str(field string, required bool) string {
 		}
 		return ""
 	}
-	var s string
-	if jsonKind(v) != "string" || json.Unmarshal(v, &s) != nil {
+	s, ok := unquote(v)
+	if !ok {
 		a.fail(field, "string", v)
 		return ""
 	}
-	return s
+	return string(s)
 }
 
 // num reads an optional number field; absent gives (0, false).
@@ -162,12 +162,12 @@ func (a *args) strs(field string, required bool, minItems int) []string {
 	}
 	out := make([]string, 0, len(items))
 	for i, it := range items {
-		var s string
-		if jsonKind(it) != "string" || json.Unmarshal(it, &s) != nil {
+		s, ok := unquote(it)
+		if !ok {
 			a.fail(fmt.Sprintf("%s[%d]", field, i), "string", it)
 			continue
 		}
-		out = append(out, s)
+		out = append(out, string(s))
 	}
 	if len(items) < minItems {
 		a.issues = append(a.issues, fmt.Sprintf("Too small: expected array to have >=%d items at %s", minItems, field))
