@@ -43,7 +43,6 @@ func main() {
 	inproc := flag.Int("inproc", 0, "time this many in-process read_text_file dispatches and exit")
 	memory := flag.Bool("memory", false, "serve a Memory backend holding a copy of bench/read1k.txt (no file system calls per request)")
 	flag.Parse()
-	procs.LeaveOneCore() // as the daemon does
 	if *root == "" {
 		log.Fatal("mcpbench: -root is required")
 	}
@@ -79,6 +78,7 @@ func main() {
 		}
 		return
 	}
+	procs.LeaveOneCore() // as the HTTP daemon will
 	var h http.Handler
 	if *bare {
 		body := agentbe.NewMCPServer(b).HandleBytes(context.Background(),
