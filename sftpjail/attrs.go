@@ -2,7 +2,6 @@ package sftpjail
 
 import (
 	"io/fs"
-	"syscall"
 	"time"
 )
 
@@ -39,11 +38,11 @@ func attrsFromFileInfo(fi fs.FileInfo) Attrs {
 		Mtime: uint32(fi.ModTime().Unix()),
 	}
 	a.Atime = a.Mtime
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+	if st, ok := statOf(fi); ok {
 		a.Flags |= attrUIDGID
-		a.UID, a.GID = st.Uid, st.Gid
-		a.Mode = st.Mode
-		a.Atime = uint32(st.Atim.Sec)
+		a.UID, a.GID = st.uid, st.gid
+		a.Mode = st.mode
+		a.Atime = uint32(st.atime)
 	}
 	return a
 }

@@ -53,14 +53,25 @@ func (p *pipeRW) Close() error {
 	return first
 }
 
+// rawSocketPair returns a connected Unix socket pair, close-on-exec.
+func rawSocketPair(t testing.TB) [2]int {
+	t.Helper()
+	syscall.ForkLock.RLock() // no exec may inherit the pair before CloseOnExec
+	defer syscall.ForkLock.RUnlock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	return fds
+}
+
 // socketPair returns the two ends of a connected Unix socket pair, both
 // non-blocking so the runtime's poller serves them.
 func socketPair(t testing.TB) (*os.File, *os.File) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fds := rawSocketPair(t)
 	syscall.SetNonblock(fds[0], true)
 	syscall.SetNonblock(fds[1], true)
 	return os.NewFile(uintptr(fds[0]), "sftp-client"), os.NewFile(uintptr(fds[1]), "sftp-server")
@@ -156,10 +167,7 @@ func (c *cmdRW) Close() error {
 // other end.
 func startProcess(t testing.TB, dir string, name string, args ...string) io.ReadWriteCloser {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fds := rawSocketPair(t)
 	// Our end non-blocking, so the runtime's poller waits for it; the
 	// child's end stays blocking, as `sftp -D` hands it over.
 	syscall.SetNonblock(fds[0], true)

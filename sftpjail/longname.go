@@ -6,7 +6,6 @@ import (
 	"os/user"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -16,9 +15,9 @@ import (
 func longName(name string, fi fs.FileInfo, a *Attrs, ids *idNames, now time.Time) string {
 	nlink := uint64(1)
 	owner, group := strconv.FormatUint(uint64(a.UID), 10), strconv.FormatUint(uint64(a.GID), 10)
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		nlink = uint64(st.Nlink)
-		owner, group = ids.user(st.Uid), ids.group(st.Gid)
+	if st, ok := statOf(fi); ok {
+		nlink = st.nlink
+		owner, group = ids.user(st.uid), ids.group(st.gid)
 	}
 	mt := fi.ModTime()
 	var date string
