@@ -10,8 +10,8 @@ import (
 // ToolSet) re-register the same tool definitions each time. Encoding a tool
 // for tools/list costs far more than comparing it with the definition it
 // was last encoded from, so encodings are cached process-wide by tool name
-// and reused while the definition is unchanged. The cache is bounded; past the bound tools are
-// simply encoded each time.
+// and reused while the definition is unchanged. The cache is bounded; past
+// the bound tools are simply encoded each time.
 const maxCachedTools = 1024
 
 var toolCache struct {

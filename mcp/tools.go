@@ -122,12 +122,11 @@ var fsToolDefs = []fsToolDef{
 // shared; binding costs one small allocation per tool. A Server per request
 // is cheaper still with WorkspaceToolSet and WorkspaceHandler.
 func FilesystemTools(ws Workspace) []BoundTool {
-	t := newFSTools(ws)
+	h := WorkspaceHandler(ws, nil)
 	out := make([]BoundTool, len(fsToolDefs))
 	for i := range fsToolDefs {
-		d := &fsToolDefs[i]
-		out[i] = BoundTool{Tool: d.tool, Handler: func(ctx context.Context, raw json.RawMessage) (*CallToolResult, error) {
-			return d.run(t, ctx, decodeArgs(d.tool.Name, raw))
+		out[i] = BoundTool{Tool: fsToolDefs[i].tool, Handler: func(ctx context.Context, raw json.RawMessage) (*CallToolResult, error) {
+			return h(ctx, i, raw)
 		}}
 	}
 	return out
