@@ -4,6 +4,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -103,24 +104,54 @@ func sandboxDir(workRel string) string {
 	return path.Join(sandboxWorkspace, filepath.ToSlash(workRel))
 }
 
-// bwrapArgv builds the bubblewrap command line for s. It is pure: all host
-// knowledge comes from l.
+// Descriptors of a bwrap launch, in ExtraFiles order: the set-up arguments
+// (--args), the seccomp program (--seccomp) and the workspace directory
+// (--bind-fd). bwrap closes all three before it starts the command, so none
+// reaches the sandbox (an open directory of the host would let a command
+// climb out with openat(fd, "..")).
+const (
+	bwrapArgsFD      = 3
+	bwrapSeccompFD   = 4
+	bwrapWorkspaceFD = 5
+)
+
+// bwrapArgv is the visible command line of a sandbox: the set-up comes
+// through the --args descriptor, so neither the host's layout (workspace
+// path, /etc stage) nor the command's environment appears in the
+// /proc/1/cmdline that sandboxed programs can read (pid 1 there is bwrap's
+// reaper, a fork of this very command line), nor in the host's ps.
+func bwrapArgv(l bwrapLayout, s sandboxSpec) []string {
+	return []string{l.bwrap, "--args", strconv.Itoa(bwrapArgsFD), "--", s.Shell, "-c", s.Command}
+}
+
+// bwrapSetup builds the sandbox set-up that bwrap reads from its --args
+// descriptor. It is pure: all host knowledge comes from l, and env is the
+// command's complete environment.
+//
+// The workspace is bound from the descriptor of the directory that was
+// validated (--bind-fd), never by name: a name is resolved again by bwrap at
+// every spawn, and whoever controls a parent entry could have swapped it for
+// a symbolic link in between. bwrap itself gets a fixed empty environment
+// and runs from "/" (Local.exec): the command's variables (LD_PRELOAD and
+// the like included) apply only inside the sandbox, through --clearenv and
+// --setenv.
 //
 // Mount order matters: the tmpfs on /tmp comes before the workspace bind
 // at /tmp/agentbe-workspace, otherwise it would hide the workspace.
 //
-// Two hardenings are not in the spec's list but are required when bwrap
-// runs as root (the usual case in a container), where the sandboxed command
-// is the host's root inside a user namespace: "--cap-drop ALL" (otherwise it
-// keeps every capability there and can remount the read-only system
-// directories read-write, writing to the host's /usr), and, for a root
-// caller only, a read-only /proc (otherwise it can write host sysctls such
-// as kernel.core_pattern, or /proc/sysrq-trigger). For other callers the
-// kernel already refuses those writes, and /proc stays writable for the
-// sandbox's own processes (oom_score_adj and the like).
-func bwrapArgv(l bwrapLayout, s sandboxSpec) []string {
-	argv := make([]string, 0, 32+3*(len(l.sys)+len(etcFiles)))
-	argv = append(argv, l.bwrap)
+// Hardenings beyond the spec's list:
+//   - "--cap-drop ALL": with bwrap running as root (the usual case in a
+//     container) the command is the host's root inside a user namespace and
+//     would otherwise keep every capability there and could remount the
+//     read-only system directories read-write.
+//   - For a root caller only, a read-only /proc (otherwise it can write host
+//     sysctls such as kernel.core_pattern). For other callers the kernel
+//     already refuses those writes, and /proc stays writable for the
+//     sandbox's own processes (oom_score_adj and the like).
+//   - The seccomp filter of seccomp.go (--seccomp): no set-user-ID or
+//     set-group-ID file can be left on the host.
+func bwrapSetup(l bwrapLayout, s sandboxSpec, env []string) []string {
+	argv := make([]string, 0, 40+3*(len(l.sys)+len(etcFiles)+len(env)))
 	for _, m := range l.sys {
 		if m.link != "" {
 			argv = append(argv, "--symlink", m.link, m.path)
@@ -143,32 +174,57 @@ func bwrapArgv(l bwrapLayout, s sandboxSpec) []string {
 	}
 	argv = append(argv,
 		"--tmpfs", "/tmp",
-		"--bind", s.HostRoot, sandboxWorkspace,
+		"--bind-fd", strconv.Itoa(bwrapWorkspaceFD), sandboxWorkspace,
 		"--unshare-all", "--share-net",
 		"--cap-drop", "ALL",
 		"--die-with-parent", "--new-session",
-		"--chdir", sandboxDir(s.WorkRel),
-		"--", s.Shell, "-c", s.Command)
-	return argv
+		"--seccomp", strconv.Itoa(bwrapSeccompFD),
+		"--clearenv")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		argv = append(argv, "--setenv", k, v)
+	}
+	return append(argv, "--chdir", sandboxDir(s.WorkRel))
 }
 
-// bwrapEnv is the environment of a sandboxed command: a clean base (no
-// variable of the calling process, so no daemon secret leaks in), the
-// merged backend/scope/call env over it, then HOME and PWD set to the
-// working directory.
+// bwrapEnv is the environment of a sandboxed command: the clean base (see
+// commandEnv) with TMPDIR the sandbox's /tmp, the merged backend/scope/call
+// env over it, then HOME and PWD set to the working directory.
 func bwrapEnv(s sandboxSpec) []string {
 	dir := sandboxDir(s.WorkRel)
-	base := map[string]string{"PATH": sandboxPath, "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
-	return mergeEnv(nil, base, s.Env, map[string]string{"HOME": dir, "PWD": dir})
+	return commandEnv(s.Inherit, map[string]string{"TMPDIR": "/tmp"}, s.Env, dir)
 }
 
 // bwrapSandbox runs every command in a bubblewrap sandbox.
-type bwrapSandbox struct{ layout bwrapLayout }
+type bwrapSandbox struct {
+	layout  bwrapLayout
+	seccomp []byte // the filter program, built once
+}
 
 func (b bwrapSandbox) mode() Isolation { return IsolationBwrap }
 
-func (b bwrapSandbox) command(s sandboxSpec) ([]string, []string, string) {
-	return bwrapArgv(b.layout.withEtc(), s), bwrapEnv(s), s.HostRoot
+func (b bwrapSandbox) prepare(s sandboxSpec) (*launch, error) {
+	ws, err := s.Root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	l := b.layout.withEtc()
+	setup := bwrapSetup(l, s, bwrapEnv(s))
+	args, err := pipeWith([]byte(strings.Join(setup, "\x00") + "\x00"))
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
+	filter, err := pipeWith(b.seccomp)
+	if err != nil {
+		ws.Close()
+		args.Close()
+		return nil, err
+	}
+	return &launch{
+		argv: bwrapArgv(l, s), env: []string{}, dir: "/",
+		extra: []*os.File{args, filter, ws},
+	}, nil
 }
 
 // withEtc returns l with etcDir set to the stage's current generation; if

@@ -177,7 +177,7 @@ func TestRemoveStaleEtcStages(t *testing.T) {
 
 func TestBwrapArgvStagedEtc(t *testing.T) {
 	l := bwrapLayout{bwrap: "/usr/bin/bwrap", sys: []sysMount{{path: "/usr"}}, etcDir: "/tmp/agentbe-etc-1-2/3"}
-	argv := bwrapArgv(l, sandboxSpec{Shell: "/bin/sh", Command: "true", HostRoot: "/w", WorkRel: "."})
+	argv := bwrapSetup(l, sandboxSpec{Shell: "/bin/sh", Command: "true", HostRoot: "/w", WorkRel: "."}, nil)
 	if argIndex(argv, "--ro-bind", "/tmp/agentbe-etc-1-2/3", "/etc") < 0 {
 		t.Fatalf("stage not bound at /etc: %v", argv)
 	}

@@ -30,10 +30,11 @@ func TestBwrapArgv(t *testing.T) {
 
 	for name, l := range map[string]bwrapLayout{"merged-usr": merged, "split": split} {
 		t.Run(name, func(t *testing.T) {
-			argv := bwrapArgv(l, spec)
-			if argv[0] != l.bwrap {
-				t.Fatalf("argv[0] = %q", argv[0])
+			visible := bwrapArgv(l, spec)
+			if !slices.Equal(visible, []string{l.bwrap, "--args", "3", "--", "/bin/bash", "-c", "make test"}) {
+				t.Fatalf("visible argv = %v", visible)
 			}
+			argv := bwrapSetup(l, spec, []string{"A=1", "LD_PRELOAD=./x.so"})
 			for _, m := range l.sys {
 				want := []string{"--ro-bind", m.path, m.path}
 				if m.link != "" {
@@ -48,7 +49,9 @@ func TestBwrapArgv(t *testing.T) {
 			}
 			for _, seq := range [][]string{
 				{"--dev", "/dev"}, {"--proc", "/proc"}, {"--tmpfs", "/tmp"},
-				{"--bind", "/srv/ws/users/a", "/tmp/agentbe-workspace"},
+				{"--bind-fd", "5", "/tmp/agentbe-workspace"},
+				{"--seccomp", "4"}, {"--clearenv"},
+				{"--setenv", "A", "1"}, {"--setenv", "LD_PRELOAD", "./x.so"},
 				{"--unshare-all"}, {"--share-net"}, {"--die-with-parent"}, {"--new-session"},
 				{"--cap-drop", "ALL"},
 				{"--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"},
@@ -61,7 +64,7 @@ func TestBwrapArgv(t *testing.T) {
 					t.Errorf("missing %v in %v", seq, argv)
 				}
 			}
-			if tmp, bind := argIndex(argv, "--tmpfs", "/tmp"), argIndex(argv, "--bind"); tmp > bind {
+			if tmp, bind := argIndex(argv, "--tmpfs", "/tmp"), argIndex(argv, "--bind-fd"); tmp > bind {
 				t.Errorf("--tmpfs /tmp (%d) after the workspace bind (%d) hides the workspace", tmp, bind)
 			}
 			p, ro := argIndex(argv, "--proc"), argIndex(argv, "--remount-ro", "/proc")
@@ -71,11 +74,13 @@ func TestBwrapArgv(t *testing.T) {
 			case !l.asRoot && ro >= 0:
 				t.Errorf("/proc read-only for a non-root caller")
 			}
-			tail := argv[len(argv)-4:]
-			if !slices.Equal(tail, []string{"--", "/bin/bash", "-c", "make test"}) {
-				t.Errorf("argv tail = %v", tail)
+			if ce, se := argIndex(argv, "--clearenv"), argIndex(argv, "--setenv"); ce > se {
+				t.Errorf("--clearenv after --setenv")
 			}
 			for _, a := range argv {
+				if strings.Contains(a, "/srv/ws") {
+					t.Errorf("workspace bound by name: %v", argv)
+				}
 				if a == "/etc" || strings.Contains(a, "shadow") || a == "/" || a == "/home" || a == "/root" {
 					t.Errorf("argv exposes %q", a)
 				}
@@ -114,7 +119,7 @@ func TestBwrapEnv(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, m[k], v)
 		}
 	}
-	if d := bwrapEnv(sandboxSpec{}); !slices.Contains(d, "PATH="+sandboxPath) {
+	if d := bwrapEnv(sandboxSpec{}); !slices.Contains(d, "PATH="+sandboxPath) || !slices.Contains(d, "TMPDIR=/tmp") {
 		t.Errorf("default env lacks PATH: %v", d)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // directory; it spares callers one Lstat per name.
 func (l *Local) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
 	done := l.log.begin("readdir", p)
-	f, r, rel, err := l.openIn(ctx, "readdir", p)
+	f, _, r, rel, err := l.openIn(ctx, "readdir", p)
 	if err != nil {
 		done(err)
 		return nil, err

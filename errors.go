@@ -117,8 +117,11 @@ func CodeOf(err error) ErrorCode {
 type ExitError struct {
 	Command  string
 	ExitCode int
-	Stdout   []byte
-	Stderr   []byte
+	// Signal names the signal that killed the command ("KILL", "TERM"),
+	// when a Remote's daemon reported one; ExitCode is then -1.
+	Signal string
+	Stdout []byte
+	Stderr []byte
 }
 
 func (e *ExitError) Error() string {

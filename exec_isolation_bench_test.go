@@ -47,14 +47,6 @@ func BenchmarkSpawnFloor(b *testing.B) {
 		{"bwrap-ref-true", append(append([]string{"bwrap"}, ref...), "/bin/true"), true},
 		{"bwrap-ref-bash", append(append([]string{"bwrap"}, ref...), "bash", "-c", "true"), true},
 	}
-	if l, err := detectBwrap(); err == nil {
-		ours := bwrapArgv(l, sandboxSpec{Shell: "/bin/bash", Command: "true", HostRoot: root, WorkRel: "."})
-		cases = append(cases, struct {
-			name string
-			argv []string
-			bw   bool
-		}{"bwrap-ours-bash", ours, true})
-	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			if c.bw {

@@ -46,7 +46,8 @@ func TestExecBasics(t *testing.T) {
 		{"HOME is cwd", `echo "$HOME"`, ExecOptions{}, root + "\n"},
 		{"Dir", "pwd; echo $HOME", ExecOptions{Dir: "sub/dir"}, root + "/sub/dir\n" + root + "/sub/dir\n"},
 		{"Dir absolute in root", "pwd", ExecOptions{Dir: filepath.Join(root, "sub")}, root + "/sub\n"},
-		{"process env", "echo $AGENTBE_PROC_VAR", ExecOptions{}, "proc\n"},
+		{"process env not inherited", "echo $AGENTBE_PROC_VAR", ExecOptions{}, "\n"},
+		{"clean base", "echo $PATH $LANG $TERM", ExecOptions{}, cleanEnvPath + " C.UTF-8 dumb\n"},
 		{"backend over process", "echo $AGENTBE_OVERRIDE $AGENTBE_B", ExecOptions{}, "backend backend\n"},
 		{"call over backend", "echo $AGENTBE_OVERRIDE", ExecOptions{Env: map[string]string{"AGENTBE_OVERRIDE": "call"}}, "call\n"},
 		{"stdin is empty", "cat; echo done", ExecOptions{}, "done\n"},
@@ -60,6 +61,19 @@ func TestExecBasics(t *testing.T) {
 				t.Fatalf("Exec(%q) = %q, %v; want %q", tt.cmd, out, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestExecInheritEnv: the host environment reaches commands only with
+// InheritEnv, and the backend's env still wins over it.
+func TestExecInheritEnv(t *testing.T) {
+	t.Setenv("AGENTBE_PROC_VAR", "proc")
+	t.Setenv("AGENTBE_OVERRIDE", "proc")
+	l := newExecLocal(t, LocalConfig{AllowDangerous: true, InheritEnv: true,
+		Env: map[string]string{"AGENTBE_OVERRIDE": "backend"}})
+	out, err := l.Exec(context.Background(), "echo $AGENTBE_PROC_VAR $AGENTBE_OVERRIDE", ExecOptions{})
+	if err != nil || string(out) != "proc backend\n" {
+		t.Fatalf("Exec = %q, %v", out, err)
 	}
 }
 

@@ -86,18 +86,40 @@ func TestProbeBwrapFailure(t *testing.T) {
 }
 
 func TestPlainSandbox(t *testing.T) {
-	t.Setenv("AGENTBE_TEST_PROCESS_VAR", "kept")
-	argv, env, dir := plainSandbox{IsolationSoftware}.command(sandboxSpec{
-		Shell: "/bin/sh", Command: "echo hi", HostRoot: "/srv/ws", WorkRel: "a/b",
-		Env: map[string]string{"FOO": "1", "HOME": "/nope"},
-	})
-	if !slices.Equal(argv, []string{"/bin/sh", "-c", "echo hi"}) || dir != "/srv/ws/a/b" {
-		t.Fatalf("argv %v dir %q", argv, dir)
+	t.Setenv("AGENTBE_TEST_PROCESS_VAR", "secret")
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	for _, kv := range []string{"FOO=1", "HOME=/srv/ws/a/b", "PWD=/srv/ws/a/b", "AGENTBE_TEST_PROCESS_VAR=kept"} {
-		if !slices.Contains(env, kv) {
-			t.Errorf("env lacks %s", kv)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	spec := sandboxSpec{Shell: "/bin/sh", Command: "echo hi", Root: root, HostRoot: "/srv/ws", WorkRel: "a/b",
+		Env: map[string]string{"FOO": "1", "HOME": "/nope"}}
+	for _, inherit := range []bool{false, true} {
+		spec.Inherit = inherit
+		la, err := plainSandbox{IsolationSoftware}.prepare(spec)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if !slices.Equal(la.argv, []string{"/bin/sh", "-c", "echo hi"}) || !strings.HasPrefix(la.dir, "/proc/self/fd/") {
+			t.Fatalf("argv %v dir %q", la.argv, la.dir)
+		}
+		for _, kv := range []string{"FOO=1", "HOME=/srv/ws/a/b", "PWD=/srv/ws/a/b", "LANG=C.UTF-8"} {
+			if !inherit && !slices.Contains(la.env, kv) || inherit && !slices.Contains(la.env, kv) && kv != "LANG=C.UTF-8" {
+				t.Errorf("inherit=%v: env lacks %s", inherit, kv)
+			}
+		}
+		if got := slices.Contains(la.env, "AGENTBE_TEST_PROCESS_VAR=secret"); got != inherit {
+			t.Errorf("inherit=%v: process variable present = %v", inherit, got)
+		}
+		la.release()
+	}
+	spec.WorkRel = "missing"
+	if _, err := (plainSandbox{IsolationNone}).prepare(spec); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing work dir: %v", err)
 	}
 }
 

@@ -10,7 +10,9 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/agentbe/agent-backend/internal/wspath"
@@ -69,17 +71,99 @@ func (j *jail) get() (*os.Root, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	realRel, err := wspath.RealPath(pr, phost, j.rel)
+	r, err := openRootNoFollow(pr, j.rel)
 	if err != nil {
 		return nil, "", err
 	}
-	r, err := pr.OpenRoot(realRel)
-	if err != nil {
-		return nil, "", err
-	}
-	j.root, j.hostReal = r, wspath.Join(phost, realRel)
+	j.root, j.hostReal = r, wspath.Join(phost, j.rel)
 	j.untrack = j.life.track(r)
 	return r, j.hostReal, nil
+}
+
+// ErrScopeLink is wrapped by the error of a scope whose path goes through a
+// symbolic link: a scope root is reached without following any link, since
+// whoever can write the parent directory (another tenant, or the scope's
+// own user one level up) could otherwise point it at a sibling's files.
+var ErrScopeLink = errors.New("scope path goes through a symbolic link")
+
+// openRootNoFollow opens directory rel (clean, relative) below r one
+// component at a time, refusing any component that is a symbolic link. Each
+// component is checked with Lstat, opened, and the opened directory compared
+// with what Lstat saw, so a swap between the two is refused as well.
+func openRootNoFollow(r *os.Root, rel string) (*os.Root, error) {
+	cur := r
+	closeCur := func() {
+		if cur != r {
+			cur.Close()
+		}
+	}
+	for _, name := range strings.Split(rel, "/") {
+		fi, err := cur.Lstat(name)
+		if err != nil {
+			closeCur()
+			return nil, &fs.PathError{Op: "scope", Path: rel, Err: underlying(err)}
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			closeCur()
+			return nil, &wrapped{msg: "scope " + rel, err: ErrScopeLink, is: ErrPathEscape}
+		}
+		if !fi.IsDir() {
+			closeCur()
+			return nil, &fs.PathError{Op: "scope", Path: rel, Err: syscall.ENOTDIR}
+		}
+		next, err := cur.OpenRoot(name)
+		if err != nil {
+			closeCur()
+			return nil, &fs.PathError{Op: "scope", Path: rel, Err: underlying(err)}
+		}
+		closeCur()
+		cur = next
+		if got, err := cur.Stat("."); err != nil || !os.SameFile(fi, got) {
+			cur.Close()
+			return nil, &wrapped{msg: "scope " + rel + " changed while it was opened", err: ErrScopeLink, is: ErrPathEscape}
+		}
+	}
+	return cur, nil
+}
+
+// mkdirNoFollow creates directory rel (clean, relative) below r and its
+// missing parents, like MkdirAll but refusing, as openRootNoFollow does,
+// any component that is a symbolic link: creating a scope's directory must
+// not create directories wherever a planted link points.
+func mkdirNoFollow(r *os.Root, rel string) error {
+	if rel == "." {
+		return nil
+	}
+	cur := r
+	defer func() {
+		if cur != r {
+			cur.Close()
+		}
+	}()
+	for _, name := range strings.Split(rel, "/") {
+		if err := cur.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return &fs.PathError{Op: "mkdir", Path: rel, Err: underlying(err)}
+		}
+		next, err := openRootNoFollow(cur, name)
+		if err != nil {
+			return err
+		}
+		if cur != r {
+			cur.Close()
+		}
+		cur = next
+	}
+	return nil
+}
+
+// underlying is the innermost cause of a path error (without the path,
+// which names a jail-relative component).
+func underlying(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // close releases the root of a scope's jail early (when the scope is
@@ -159,8 +243,9 @@ type atomicFile struct {
 	done    func(error)
 	untrack func()
 
-	mu     sync.Mutex
-	closed bool
+	mu        sync.Mutex
+	closed    bool
+	destroyed atomic.Bool // aborted by the backend's Destroy
 }
 
 // createAtomic prepares an atomic replacement of rel: it follows a final
@@ -213,10 +298,28 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 	return &atomicFile{ctx: ctx, root: r, f: f, tmp: tmp, target: target, mode: mode, keep: keep}, nil
 }
 
-func (a *atomicFile) Write(p []byte) (int, error) { return a.f.Write(p) }
+func (a *atomicFile) Write(p []byte) (int, error) {
+	n, err := a.f.Write(p)
+	return n, a.destroyedErr(err)
+}
 
 // ReadFrom lets io.Copy use copy_file_range/splice when the source allows.
-func (a *atomicFile) ReadFrom(r io.Reader) (int64, error) { return a.f.ReadFrom(r) }
+func (a *atomicFile) ReadFrom(r io.Reader) (int64, error) {
+	n, err := a.f.ReadFrom(r)
+	return n, a.destroyedErr(err)
+}
+
+// destroyedErr turns the error of an operation on a writer that Destroy
+// aborted into ErrDestroyed (wrapped like every error of the writer).
+func (a *atomicFile) destroyedErr(err error) error {
+	if err == nil || !a.destroyed.Load() {
+		return err
+	}
+	if a.wrap != nil {
+		return a.wrap(ErrDestroyed)
+	}
+	return ErrDestroyed
+}
 
 // Close commits the content, unless the context was cancelled or a write
 // failed, in which case the temporary file is removed and the target is left
@@ -225,6 +328,9 @@ func (a *atomicFile) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
+		if a.destroyed.Load() {
+			return a.destroyedErr(fs.ErrClosed)
+		}
 		return fs.ErrClosed
 	}
 	a.closed = true
@@ -275,6 +381,7 @@ func (a *atomicFile) abort() {
 type abortOnDestroy struct{ a *atomicFile }
 
 func (c abortOnDestroy) Close() error {
+	c.a.destroyed.Store(true)
 	c.a.abort()
 	return nil
 }

@@ -37,11 +37,24 @@ type LocalConfig struct {
 	AllowDangerous bool
 	// Safety adds patterns to the dangerous-command check.
 	Safety SafetyPolicy
-	// MaxOutputBytes, when positive, truncates collected stdout to that many
-	// bytes and appends a note giving the original length.
+	// MaxOutputBytes truncates collected stdout to that many bytes and
+	// appends a note giving the original length; zero means
+	// DefaultMaxOutputBytes. Streaming writers (ExecOptions.Stdout) are never
+	// capped.
 	MaxOutputBytes int
-	// Env is added to every command's environment (over the process env).
+	// MaxReadBytes bounds whole-file reads: Read, ReadFile through FS and
+	// the MCP tools that read a file into memory fail with an error
+	// wrapping ErrTooLarge (naming the limit) on a larger file, before
+	// allocating for it. Zero means DefaultMaxReadBytes; Open streams any
+	// size.
+	MaxReadBytes int64
+	// Env is added to every command's environment, over the clean base that
+	// every isolation mode starts from (see Local.Exec).
 	Env map[string]string
+	// InheritEnv starts commands from this process's whole environment
+	// instead of the clean base. Off by default: the process's variables
+	// (an auth token, cloud credentials) would reach every command.
+	InheritEnv bool
 	// Logger receives operations; nil logs nothing.
 	Logger OpLogger
 	// LogMode selects the operations Logger receives.
@@ -75,6 +88,9 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	}
 	if cfg.MaxOutputBytes < 0 {
 		return nil, configErr("MaxOutputBytes must not be negative", nil)
+	}
+	if cfg.MaxReadBytes < 0 {
+		return nil, configErr("MaxReadBytes must not be negative", nil)
 	}
 	switch cfg.Isolation {
 	case "", IsolationAuto, IsolationBwrap, IsolationSoftware, IsolationNone:

@@ -40,13 +40,22 @@ func resolveShell(s Shell) (string, error) {
 // opts.Dir) and returns its standard output. See ExecOptions.
 //
 // The command is first checked like CheckCommand does (with the policy
-// compiled once, at construction) unless AllowDangerous is set. The environment is the process environment (not under bwrap), then
-// LocalConfig.Env, then the scope's and the call's Env; HOME and PWD are the
-// working directory. Cancelling ctx or reaching opts.Timeout kills the
-// command's whole process group (under bwrap, the whole sandbox; in the other
-// modes a descendant that left the group with setsid survives). A non-zero exit yields an *Error of code
-// EXEC_FAILED wrapping an *ExitError; a command that could not be started
-// yields EXEC_ERROR.
+// compiled once, at construction) unless AllowDangerous is set; in software
+// mode it must also pass checkSoftwarePaths. The environment follows one
+// rule in every mode (commandEnv): a clean base, never this process's
+// variables unless LocalConfig.InheritEnv, then LocalConfig.Env, the scope's
+// and the call's Env; HOME and PWD are the working directory. The working
+// directory is reached through the descriptor of the directory that was
+// validated, never by name again.
+//
+// Cancelling ctx, reaching opts.Timeout or destroying the backend kills the
+// command's whole process group (under bwrap, the whole sandbox; in the
+// other modes a descendant that left the group with setsid survives).
+// Collected stdout is capped (LocalConfig.MaxOutputBytes). A non-zero exit
+// yields an *Error of code EXEC_FAILED wrapping an *ExitError; a command that
+// could not be started (bad Dir or Env included) yields EXEC_ERROR, a Dir
+// outside the workspace PATH_ESCAPE_ATTEMPT, and a backend destroyed while
+// the command ran DESTROYED.
 func (l *Local) Exec(ctx context.Context, command string, opts ExecOptions) ([]byte, error) {
 	start := time.Now()
 	out, stderr, err := l.exec(ctx, command, opts)
@@ -65,33 +74,46 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	}
 	if !l.cfg.AllowDangerous {
 		if err := l.checker.Check(command); err != nil {
-			return nil, "", err
+			return nil, "", withBackend(err, KindLocal)
 		}
 	}
 	root, host, err := l.jail.get()
 	if err != nil {
-		return nil, "", l.fail("exec", ".", err)
+		return nil, "", l.execFail(".", err)
+	}
+	if l.sb.mode() == IsolationSoftware && !l.cfg.AllowDangerous {
+		if err := checkSoftwarePaths(command, host, l.rootDir); err != nil {
+			return nil, "", &Error{Code: CodeDangerousOperation, Op: "exec", Command: command,
+				Backend: KindLocal, Err: err}
+		}
 	}
 	workRel, err := l.workDir(root, host, opts.Dir)
 	if err != nil {
 		return nil, "", err
 	}
-	argv, env, dir := l.sb.command(sandboxSpec{Shell: l.shell, Command: command,
-		HostRoot: host, WorkRel: workRel, Env: mergeMaps(l.cfg.Env, opts.Env)})
+	env := mergeMaps(l.cfg.Env, opts.Env)
+	if err := validateEnv(env); err != nil {
+		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal, Err: err}
+	}
+	la, err := l.sb.prepare(sandboxSpec{Shell: l.shell, Command: command, Root: root,
+		HostRoot: host, WorkRel: workRel, Env: env, Inherit: l.cfg.InheritEnv})
+	if err != nil {
+		return nil, "", l.execFail(opts.Dir, err)
+	}
 
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env, cmd.Dir, cmd.Stdin = env, dir, opts.Stdin
+	cmd := exec.CommandContext(ctx, la.argv[0], la.argv[1:]...)
+	cmd.Env, cmd.Dir, cmd.Stdin, cmd.ExtraFiles = la.env, la.dir, opts.Stdin, la.extra
 	startOwnGroup(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	// Grandchildren may hold the output pipes open after a kill.
 	cmd.WaitDelay = 2 * time.Second
 
-	stdout := &capBuffer{max: l.cfg.MaxOutputBytes}
+	stdout := &capBuffer{max: l.outputCap()}
 	stderr := &capBuffer{max: maxStderrKept}
 	if opts.Stdout != nil {
 		cmd.Stdout = opts.Stdout
@@ -103,12 +125,24 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	} else {
 		cmd.Stderr = stderr
 	}
-	runErr := cmd.Run()
+	startErr := cmd.Start()
+	la.release()
+	if startErr != nil {
+		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
+			Err: errors.New("cannot start command: " + scrubHost(startErr.Error(), host))}
+	}
+	untrack := l.life.track(groupKiller{cmd})
+	runErr := cmd.Wait()
+	untrack()
 	if runErr == nil {
 		if opts.Stdout != nil {
 			return nil, stderr.String(), nil
 		}
 		return stdout.result(), stderr.String(), nil
+	}
+	if l.life.dead() {
+		return nil, stderr.String(), &Error{Code: CodeDestroyed, Op: "exec", Command: command,
+			Backend: KindLocal, Err: ErrDestroyed}
 	}
 	if ctx.Err() != nil {
 		return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
@@ -117,33 +151,101 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	var ee *exec.ExitError
 	if !errors.As(runErr, &ee) {
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
-			Err: errors.New("cannot start command: " + scrubHost(runErr.Error(), host))}
+			Err: errors.New("command failed: " + scrubHost(runErr.Error(), host))}
 	}
 	xe := &ExitError{Command: command, ExitCode: ee.ExitCode(), Stdout: stdout.result(), Stderr: stderr.Bytes()}
 	return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
 		Backend: KindLocal, Err: xe}
 }
 
+// groupKiller kills a running command's process group when the backend is
+// destroyed.
+type groupKiller struct{ cmd *exec.Cmd }
+
+func (g groupKiller) Close() error {
+	_ = killGroup(g.cmd)
+	return nil
+}
+
+// DefaultMaxOutputBytes is the cap on collected stdout when
+// LocalConfig.MaxOutputBytes is zero: 10 MiB, a response an MCP client can
+// still take in one piece.
+const DefaultMaxOutputBytes = 10 << 20
+
+// outputCap is the effective cap on collected stdout.
+func (l *Local) outputCap() int {
+	if l.cfg.MaxOutputBytes > 0 {
+		return l.cfg.MaxOutputBytes
+	}
+	return DefaultMaxOutputBytes
+}
+
+// execFail wraps a failure to prepare a command: a path leaving the
+// workspace keeps PATH_ESCAPE_ATTEMPT, anything else is EXEC_ERROR.
+func (l *Local) execFail(dir string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	code := CodeExecError
+	switch {
+	case errors.Is(err, ErrPathEscape):
+		code = CodePathEscape
+	case errors.Is(err, ErrDestroyed):
+		code = CodeDestroyed
+	}
+	return &Error{Code: code, Op: "exec", Path: dir, Backend: KindLocal, Err: scrubPath(err, dir)}
+}
+
+// withBackend returns err with its Backend set, when it is an *Error
+// without one (the safety checker does not know which backend asks).
+func withBackend(err error, k Kind) error {
+	var e *Error
+	if errors.As(err, &e) && e.Backend == "" {
+		c := *e
+		c.Backend = k
+		return &c
+	}
+	return err
+}
+
+// validateEnv refuses variable names that no environment can hold (empty,
+// or with '=' or NUL) and values with NUL, instead of letting them be
+// misread as another variable.
+func validateEnv(env map[string]string) error {
+	for k, v := range env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("invalid environment variable name %q", k)
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			return fmt.Errorf("environment variable %s: value contains NUL", k)
+		}
+	}
+	return nil
+}
+
 // workDir validates opts.Dir: it must resolve (links followed inside the
-// jail) to an existing directory.
+// jail) to an existing directory. The result is link-free at the time of
+// the check; the launcher then opens it through the jail, never by host
+// name.
 func (l *Local) workDir(root *os.Root, host, dir string) (string, error) {
 	if dir == "" {
 		return ".", nil
 	}
 	rel, err := wspath.Resolve(l.rootDir, dir)
 	if err != nil {
-		return "", l.fail("exec", dir, err)
+		return "", l.execFail(dir, err)
 	}
 	real, err := wspath.RealPath(root, host, rel)
 	if err != nil {
-		return "", l.fail("exec", dir, err)
+		return "", l.execFail(dir, err)
 	}
 	fi, err := root.Stat(real)
 	if err != nil {
-		return "", l.fail("exec", dir, err)
+		return "", l.execFail(dir, err)
 	}
 	if !fi.IsDir() {
-		return "", l.fail("exec", dir, fmt.Errorf("working directory %q is not a directory", dir))
+		return "", l.execFail(dir, fmt.Errorf("working directory %q is not a directory", dir))
 	}
 	return real, nil
 }

@@ -83,35 +83,33 @@ func (l *Local) Read(ctx context.Context, p string) ([]byte, error) {
 }
 
 func (l *Local) read(ctx context.Context, p string) ([]byte, error) {
-	f, err := l.open(ctx, "read", p)
+	f, fi, err := l.open(ctx, "read", p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	size := 512
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<40 {
-		size = int(fi.Size()) + 1
+	size := int64(-1)
+	if fi.Mode().IsRegular() {
+		size = fi.Size()
 	}
-	buf := make([]byte, 0, size)
-	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, l.fail("read", p, err)
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
+	buf, err := readAllLimited(f, size, effectiveReadLimit(l.cfg.MaxReadBytes))
+	if err != nil {
+		return nil, l.fail("read", p, err)
 	}
+	return buf, nil
 }
 
-// Open streams the content of the file p.
+// MaxReadBytes reports the limit of Read (and of the MCP tools that read a
+// whole file): LocalConfig.MaxReadBytes, or DefaultMaxReadBytes.
+func (l *Local) MaxReadBytes() int64 { return effectiveReadLimit(l.cfg.MaxReadBytes) }
+
+// Open streams the content of the file p. Only regular files can be read
+// (Read and Open fail with an error wrapping ErrNotRegular on a FIFO, a
+// device or a socket, which could block or never end); Open has no size
+// limit.
 func (l *Local) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 	done := l.log.begin("open", p)
-	f, err := l.open(ctx, "open", p)
+	f, _, err := l.open(ctx, "open", p)
 	done(err)
 	if err != nil {
 		return nil, err
@@ -119,26 +117,35 @@ func (l *Local) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 	return f, nil
 }
 
-func (l *Local) open(ctx context.Context, op, p string) (*os.File, error) {
-	f, _, _, err := l.openIn(ctx, op, p)
-	return f, err
+func (l *Local) open(ctx context.Context, op, p string) (*os.File, fs.FileInfo, error) {
+	f, fi, _, _, err := l.openIn(ctx, op, p)
+	return f, fi, err
 }
 
-// openIn opens p for reading and also returns the root and the path within
-// it that were opened.
-func (l *Local) openIn(ctx context.Context, op, p string) (*os.File, *os.Root, string, error) {
+// openIn opens p for reading (a regular file or a directory, see
+// checkReadable) and also returns what fstat says of it, the root and the
+// path within it that were opened.
+func (l *Local) openIn(ctx context.Context, op, p string) (*os.File, fs.FileInfo, *os.Root, string, error) {
 	r, host, rel, err := l.at(ctx, op, p)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, nil, "", err
 	}
 	f, err := follow(r, host, rel, func(try string) (*os.File, error) {
 		rel = try
 		return r.OpenFile(try, os.O_RDONLY|openNoWait, 0)
 	})
 	if err != nil {
-		return nil, nil, "", l.fail(op, p, err)
+		return nil, nil, nil, "", l.fail(op, p, err)
 	}
-	return f, r, rel, nil
+	fi, err := f.Stat()
+	if err == nil {
+		err = checkReadable(fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, "", l.fail(op, p, err)
+	}
+	return f, fi, r, rel, nil
 }
 
 // Write replaces the file p with data atomically (temporary file + rename),
@@ -201,7 +208,7 @@ func (l *Local) ReadDir(ctx context.Context, p string) ([]string, error) {
 }
 
 func (l *Local) readDir(ctx context.Context, p string) ([]string, error) {
-	f, err := l.open(ctx, "readdir", p)
+	f, _, err := l.open(ctx, "readdir", p)
 	if err != nil {
 		return nil, err
 	}
@@ -429,4 +436,10 @@ func (l *Local) realPath(ctx context.Context, p string) (string, error) {
 }
 
 // ensureDir creates directory rel without logging it (a scope's root).
-func (l *Local) ensureDir(ctx context.Context, rel string) error { return l.mkdir(ctx, rel) }
+func (l *Local) ensureDir(ctx context.Context, rel string) error {
+	r, _, err := l.jail.get()
+	if err == nil {
+		err = mkdirNoFollow(r, rel)
+	}
+	return l.fail("mkdir", rel, err)
+}

@@ -61,9 +61,11 @@ type MCPOptions struct {
 // (or a scope of one) it is the stdio of a spawned `agent-backend daemon
 // --local-only` with the backend's root, scope, isolation and shell; for a
 // Memory backend, or with InProcess, a server running in this process. The
-// transport is tracked by b and closed by Destroy.
+// transport is tracked by b and closed by Destroy; closing it earlier
+// untracks it and releases the scope made for opts.ScopePath, so opening
+// and closing transports leaves nothing behind.
 func MCPTransport(ctx context.Context, b Backend, opts MCPOptions) (io.ReadWriteCloser, error) {
-	target, err := mcpTarget(b, opts.ScopePath)
+	target, release, err := mcpTarget(b, opts.ScopePath)
 	if err != nil {
 		return nil, err
 	}
@@ -71,17 +73,23 @@ func MCPTransport(ctx context.Context, b Backend, opts MCPOptions) (io.ReadWrite
 	if local := rootLocal(b); local != nil && !opts.InProcess {
 		rwc, err = spawnDaemon(ctx, local, target, opts.Binary)
 		if err != nil {
+			release()
 			return nil, err
 		}
 	} else {
 		rwc = serveInProcess(target)
 	}
-	b.Track(rwc)
-	return rwc, nil
+	t := &trackedStream{ReadWriteCloser: rwc, release: release, untrack: func() {}}
+	// A destroyed b closes t at once, inside trackCloser.
+	untrack := trackCloser(b, t)
+	t.mu.Lock()
+	t.untrack = untrack
+	t.mu.Unlock()
+	return t, nil
 }
 
-// MCPClient returns an initialized MCP client on MCPTransport; it is
-// tracked by b and closed by Destroy.
+// MCPClient returns an initialized MCP client on MCPTransport. Closing the
+// client closes the transport (untracking it); Destroy closes it too.
 func MCPClient(ctx context.Context, b Backend, opts MCPOptions) (*mcp.Client, error) {
 	rwc, err := MCPTransport(ctx, b, opts)
 	if err != nil {
@@ -96,16 +104,67 @@ func MCPClient(ctx context.Context, b Backend, opts MCPOptions) (*mcp.Client, er
 		c.Close()
 		return nil, &Error{Code: CodeExecError, Op: "mcp", Backend: b.Kind(), Err: err}
 	}
-	b.Track(c)
 	return c, nil
 }
 
-// mcpTarget applies opts.ScopePath to b.
-func mcpTarget(b Backend, scopePath string) (Backend, error) {
-	if scopePath == "" {
-		return b, nil
+// trackedStream is a transport registered with its backend: Close closes
+// the stream, unregisters it and releases the scope made for it. Closing it
+// twice returns the first result.
+type trackedStream struct {
+	io.ReadWriteCloser
+	release func()
+	once    sync.Once
+	err     error
+
+	mu      sync.Mutex
+	untrack func()
+}
+
+func (t *trackedStream) Close() error {
+	t.once.Do(func() {
+		t.err = t.ReadWriteCloser.Close()
+		t.mu.Lock()
+		untrack := t.untrack
+		t.mu.Unlock()
+		untrack()
+		t.release()
+	})
+	return t.err
+}
+
+// trackCloser registers c with b's root backend and returns the function
+// that unregisters it; over a backend of another package it falls back to
+// Track and Untrack.
+func trackCloser(b Backend, c io.Closer) (untrack func()) {
+	for {
+		switch v := b.(type) {
+		case *Local:
+			return v.life.track(c)
+		case *Memory:
+			return v.life.track(c)
+		case *Scope:
+			b = v.parent
+			continue
+		}
+		b.Track(c)
+		if u, ok := b.(interface{ Untrack(io.Closer) }); ok {
+			return func() { u.Untrack(c) }
+		}
+		return func() {}
 	}
-	return b.Scope(scopePath, ScopeOptions{})
+}
+
+// mcpTarget applies opts.ScopePath to b. release destroys the scope it made
+// (a no-op without one).
+func mcpTarget(b Backend, scopePath string) (target Backend, release func(), err error) {
+	if scopePath == "" {
+		return b, func() {}, nil
+	}
+	s, err := b.Scope(scopePath, ScopeOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, func() { _ = s.Destroy(context.Background()) }, nil
 }
 
 // rootLocal returns the Local backend under b (through scopes), or nil.
@@ -187,15 +246,33 @@ func (p *procStream) Close() error {
 const closeGrace = 2 * time.Second
 
 // serveInProcess connects a pipe to an MCP server on target running in this
-// process; closing the returned end stops the server.
+// process. Closing the returned end stops the server: its running calls are
+// cancelled and Close returns once it has stopped.
 func serveInProcess(target Backend) io.ReadWriteCloser {
 	client, server := net.Pipe()
 	s := NewMCPServer(target)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
 	go func() {
-		_ = mcp.ServeStdio(context.Background(), s, server, server)
+		defer close(done)
+		_ = mcp.ServeStdio(ctx, s, server, server)
 		server.Close()
 	}()
-	return client
+	return &inProcStream{Conn: client, cancel: cancel, done: done}
+}
+
+// inProcStream is the client end of an in-process server.
+type inProcStream struct {
+	net.Conn
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (p *inProcStream) Close() error {
+	err := p.Conn.Close()
+	p.cancel()
+	<-p.done
+	return err
 }
 
 // MCPClient is the package-level MCPClient for l.

@@ -28,6 +28,10 @@ type MemoryConfig struct {
 	// "a/b"): it then reads as a file and lists as a directory. Writes made
 	// later refuse to create such pairs (EISDIR, ENOTDIR).
 	Initial map[string][]byte
+	// MaxReadBytes bounds Read and the MCP tools that read a whole value,
+	// as LocalConfig.MaxReadBytes does (an error wrapping ErrTooLarge);
+	// zero means DefaultMaxReadBytes. Open streams any size.
+	MaxReadBytes int64
 	// Logger receives operations; nil logs nothing.
 	Logger OpLogger
 	// LogMode selects the operations Logger receives.
@@ -46,6 +50,7 @@ type Memory struct {
 	log     opLog
 	scopes  *scopeSet
 	view    bool
+	maxRead int64 // effective MaxReadBytes
 }
 
 var _ Backend = (*Memory)(nil)
@@ -116,7 +121,10 @@ func NewMemory(cfg MemoryConfig) (*Memory, error) {
 		return nil, configErr("Memory RootDir must be absolute", nil)
 	}
 	root = path.Clean(root)
-	m := &Memory{
+	if cfg.MaxReadBytes < 0 {
+		return nil, configErr("Memory MaxReadBytes must not be negative", nil)
+	}
+	m := &Memory{maxRead: effectiveReadLimit(cfg.MaxReadBytes),
 		store:   &memStore{files: make(map[string]memFile, len(cfg.Initial)), dirs: map[string]int{}},
 		rootDir: root, life: newLifecycle(StatusConnected),
 		log: opLog{logger: cfg.Logger, mode: cfg.LogMode}, scopes: newScopeSet(),
@@ -251,12 +259,20 @@ func (m *Memory) get(ctx context.Context, op, p string) (memFile, error) {
 func (m *Memory) Read(ctx context.Context, p string) ([]byte, error) {
 	done := m.log.begin("read", p)
 	f, err := m.get(ctx, "read", p)
+	if err == nil && int64(len(f.data)) > m.maxRead {
+		err = &Error{Code: CodeReadFailed, Op: "read", Path: p, Backend: KindMemory,
+			Err: &tooLargeError{size: int64(len(f.data)), limit: m.maxRead}}
+	}
 	done(err)
 	if err != nil {
 		return nil, err
 	}
 	return bytes.Clone(f.data), nil
 }
+
+// MaxReadBytes reports the limit of Read: MemoryConfig.MaxReadBytes, or
+// DefaultMaxReadBytes.
+func (m *Memory) MaxReadBytes() int64 { return m.maxRead }
 
 // Open streams the value stored at p.
 func (m *Memory) Open(ctx context.Context, p string) (io.ReadCloser, error) {
@@ -266,8 +282,13 @@ func (m *Memory) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return io.NopCloser(bytes.NewReader(f.data)), nil
+	return memReader{bytes.NewReader(f.data)}, nil
 }
+
+// memReader streams a stored value; it also seeks and reads at offsets.
+type memReader struct{ *bytes.Reader }
+
+func (memReader) Close() error { return nil }
 
 // Write stores a copy of data at p.
 func (m *Memory) Write(ctx context.Context, p string, data []byte) error {

@@ -13,3 +13,6 @@ import "syscall"
 // never waits for the other end (a FIFO without a writer reads as empty, one
 // without a reader refuses writes with ENXIO) instead of hanging the call.
 const openNoWait = syscall.O_NONBLOCK
+
+// openDirOnly makes an open fail unless the entry is a directory.
+const openDirOnly = syscall.O_DIRECTORY

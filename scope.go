@@ -71,6 +71,8 @@ func newScope(parent scopeOwner, p string, opts ScopeOptions) (*Scope, error) {
 		parentLog = pp.log
 	case *Memory:
 		parentLog = pp.log
+	case *Remote:
+		parentLog = pp.core.logFor(pp.view)
 	}
 	lg := opLog{logger: opts.Logger, mode: opts.LogMode, scope: fullRel}
 	if lg.logger == nil {

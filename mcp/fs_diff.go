@@ -1,9 +1,17 @@
 package mcp
 
 import (
+	"context"
 	"strconv"
 	"strings"
 )
+
+// maxDiffWork bounds the Myers search (diagonals visited, which is also the
+// number of path nodes allocated). A change too large for it (tens of
+// thousands of lines rewritten) is shown as one block: the common leading
+// and trailing lines as context, every other old line removed and every
+// other new line added. jsdiff would find a finer diff in quadratic time.
+const maxDiffWork = 4 << 20
 
 // The edit_file diff reproduces jsdiff's createTwoFilesPatch (the library
 // the official server uses) byte for byte: the same Myers variant with the
@@ -35,8 +43,11 @@ func lineTokens(s string) []string {
 	return toks
 }
 
-// diffLines returns the components that turn oldT into newT.
-func diffLines(oldT, newT []string) []diffComponent {
+// diffLines returns the components that turn oldT into newT: jsdiff's
+// answer, or coarseDiff's when that would cost more than maxDiffWork. It
+// fails only when ctx is done.
+func diffLines(ctx context.Context, oldT, newT []string) ([]diffComponent, error) {
+	work := 0
 	oldLen, newLen := len(oldT), len(newT)
 	extract := func(p *diffPath, diagonal int) int {
 		oldPos := p.oldPos
@@ -67,11 +78,18 @@ func diffLines(oldT, newT []string) []diffComponent {
 	best[offset] = &diffPath{oldPos: -1}
 	newPos := extract(best[offset], 0)
 	if best[offset].oldPos+1 >= oldLen && newPos+1 >= newLen {
-		return buildComponents(best[offset].last)
+		return buildComponents(best[offset].last), nil
 	}
 	minDiag, maxDiag := -maxEdit-1, maxEdit+1
 	for editLen := 1; editLen <= maxEdit; editLen++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if work > maxDiffWork {
+			return coarseDiff(oldT, newT), nil
+		}
 		for d := max(minDiag, -editLen); d <= min(maxDiag, editLen); d += 2 {
+			work++
 			removePath, addPath := best[offset+d-1], best[offset+d+1]
 			if removePath != nil {
 				best[offset+d-1] = nil
@@ -94,7 +112,7 @@ func diffLines(oldT, newT []string) []diffComponent {
 			}
 			newPos = extract(base, d)
 			if base.oldPos+1 >= oldLen && newPos+1 >= newLen {
-				return buildComponents(base.last)
+				return buildComponents(base.last), nil
 			}
 			best[offset+d] = base
 			if base.oldPos+1 >= oldLen {
@@ -105,7 +123,35 @@ func diffLines(oldT, newT []string) []diffComponent {
 			}
 		}
 	}
-	return nil // not reached: maxEdit edits always suffice
+	return coarseDiff(oldT, newT), nil // not reached: maxEdit edits always suffice
+}
+
+// coarseDiff is the diff of last resort: common leading lines, then every
+// other old line removed, every other new line added, then common trailing
+// lines. It costs linear time.
+func coarseDiff(oldT, newT []string) []diffComponent {
+	pre := 0
+	for pre < len(oldT) && pre < len(newT) && oldT[pre] == newT[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(oldT)-pre && suf < len(newT)-pre && oldT[len(oldT)-1-suf] == newT[len(newT)-1-suf] {
+		suf++
+	}
+	var out []diffComponent
+	if pre > 0 {
+		out = append(out, diffComponent{count: pre})
+	}
+	if n := len(oldT) - pre - suf; n > 0 {
+		out = append(out, diffComponent{count: n, removed: true})
+	}
+	if n := len(newT) - pre - suf; n > 0 {
+		out = append(out, diffComponent{count: n, added: true})
+	}
+	if suf > 0 {
+		out = append(out, diffComponent{count: suf})
+	}
+	return out
 }
 
 func buildComponents(last *diffComponent) []diffComponent {
@@ -129,9 +175,18 @@ type hunk struct {
 // unifiedPatch is createTwoFilesPatch(name, name, oldStr, newStr,
 // "original", "modified") with jsdiff's defaults.
 func unifiedPatch(name, oldStr, newStr string) string {
+	p, _ := unifiedPatchCtx(context.Background(), name, oldStr, newStr)
+	return p
+}
+
+// unifiedPatchCtx is unifiedPatch that stops when ctx is done.
+func unifiedPatchCtx(ctx context.Context, name, oldStr, newStr string) (string, error) {
 	const context = 4
 	oldT, newT := lineTokens(oldStr), lineTokens(newStr)
-	comps := diffLines(oldT, newT)
+	comps, err := diffLines(ctx, oldT, newT)
+	if err != nil {
+		return "", err
+	}
 
 	type block struct {
 		added, removed bool
@@ -232,16 +287,21 @@ func unifiedPatch(name, oldStr, newStr string) string {
 			}
 		}
 	}
-	return sb.String()
+	return sb.String(), nil
 }
 
 // fenceDiff wraps a patch in a ```diff fence longer than any run of
 // backticks inside it.
 func fenceDiff(patch string) string {
-	n := 3
-	for strings.Contains(patch, strings.Repeat("`", n)) {
-		n++
+	longest, run := 0, 0
+	for i := 0; i < len(patch); i++ {
+		if patch[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
 	}
-	f := strings.Repeat("`", n)
+	f := strings.Repeat("`", max(3, longest+1))
 	return f + "diff\n" + patch + f + "\n\n"
 }

@@ -135,16 +135,23 @@ func (m *segMatcher) matchFrom(fi, pi int) bool {
 }
 
 type globTok struct {
-	kind   byte // 'l' literal, '?' any one, '*' any run, '[' class
-	r      rune
-	neg    bool
+	kind byte // 'l' literal, '?' any one, '*' any run, '[' class
+	r    rune
+	neg  bool
+	cls  *globClass // for '['
+}
+
+// globClass is the content of a bracket expression, kept apart so that the
+// common tokens stay small.
+type globClass struct {
 	ranges [][2]rune
 	named  []func(rune) bool
 }
 
 func compileSegment(p string) []globTok {
 	rs := []rune(p)
-	var toks []globTok
+	var dead []bool // loop positions of bracket scans known to run off the end
+	toks := make([]globTok, 0, len(rs))
 	for i := 0; i < len(rs); i++ {
 		switch r := rs[i]; r {
 		case '\\':
@@ -159,7 +166,10 @@ func compileSegment(p string) []globTok {
 				toks = append(toks, globTok{kind: '*'})
 			}
 		case '[':
-			tok, next, ok := compileClass(rs, i)
+			if dead == nil {
+				dead = make([]bool, len(rs)+1)
+			}
+			tok, next, ok := compileClass(rs, i, dead)
 			if !ok {
 				toks = append(toks, globTok{kind: 'l', r: '['})
 				continue
@@ -183,25 +193,40 @@ var posixClasses = map[string]func(rune) bool{
 
 // compileClass parses the bracket expression starting at rs[i] == '['; it
 // returns the index of its closing ']'.
-func compileClass(rs []rune, i int) (globTok, int, bool) {
-	tok := globTok{kind: '['}
+//
+// The scan's course depends only on the position it is at (past the first
+// member), so a position from which one scan ran off the end without a
+// closing ']' is marked in dead and ends every later scan that reaches it:
+// a segment of many unclosed '[' costs linear time, not quadratic.
+func compileClass(rs []rune, i int, dead []bool) (globTok, int, bool) {
+	cls := &globClass{}
+	tok := globTok{kind: '[', cls: cls}
 	j := i + 1
 	if j < len(rs) && (rs[j] == '!' || rs[j] == '^') {
 		tok.neg = true
 		j++
 	}
 	first := true
+	var visited []int
 	for ; j < len(rs); j++ {
 		r := rs[j]
 		if r == ']' && !first {
-			return tok, j, len(tok.ranges)+len(tok.named) > 0
+			return tok, j, len(cls.ranges)+len(cls.named) > 0
+		}
+		if !first {
+			if dead[j] {
+				break
+			}
+			visited = append(visited, j)
 		}
 		first = false
 		if r == '[' && j+1 < len(rs) && rs[j+1] == ':' {
-			if end := strings.Index(string(rs[j+2:]), ":]"); end >= 0 {
-				name := string(rs[j+2:])[:end]
+			// Class names are short: look for ":]" in a small window only.
+			win := rs[j+2 : min(len(rs), j+2+maxClassName+2)]
+			if end := strings.Index(string(win), ":]"); end >= 0 {
+				name := string(win)[:end]
 				if f, ok := posixClasses[name]; ok {
-					tok.named = append(tok.named, f)
+					cls.named = append(cls.named, f)
 					j += 2 + len([]rune(name)) + 1
 					continue
 				}
@@ -220,10 +245,16 @@ func compileClass(rs []rune, i int) (globTok, int, bool) {
 			}
 			j += 2
 		}
-		tok.ranges = append(tok.ranges, [2]rune{lo, hi})
+		cls.ranges = append(cls.ranges, [2]rune{lo, hi})
+	}
+	for _, v := range visited {
+		dead[v] = true
 	}
 	return tok, 0, false
 }
+
+// maxClassName is the length of the longest POSIX class name ("alpha"…).
+const maxClassName = 6
 
 func (t *globTok) matches(r rune) bool {
 	switch t.kind {
@@ -233,13 +264,13 @@ func (t *globTok) matches(r rune) bool {
 		return true
 	}
 	in := false
-	for _, rg := range t.ranges {
+	for _, rg := range t.cls.ranges {
 		if r >= rg[0] && r <= rg[1] {
 			in = true
 			break
 		}
 	}
-	for _, f := range t.named {
+	for _, f := range t.cls.named {
 		if !in && f(r) {
 			in = true
 		}
@@ -289,40 +320,49 @@ func matchSegment(sp *segPattern, s string) bool {
 // first, the way the brace-expansion package does for minimatch. A brace
 // pair with neither a comma nor a valid sequence stays literal.
 func braceExpand(p string) []string {
-	budget := maxBraceExpansions
-	return braceExpandN(p, &budget)
+	b := braceBudget{n: maxBraceExpansions, bytes: maxBraceBytes}
+	return braceExpandN(p, &b)
 }
 
 // maxBraceExpansions bounds the patterns one glob expands to, so that
-// "{a,b}{a,b}..." cannot exhaust memory; the rest is dropped.
+// "{a,b}{a,b}..." cannot exhaust memory; the rest is dropped. maxBraceBytes
+// bounds their total size the same way.
 const maxBraceExpansions = 1024
 
-func braceExpandN(p string, budget *int) []string {
-	if *budget <= 0 {
+// braceBudget is what is left of the bounds while a pattern expands.
+type braceBudget struct{ n, bytes int }
+
+func (b *braceBudget) spent() bool { return b.n <= 0 || b.bytes <= 0 }
+
+func braceExpandN(p string, budget *braceBudget) []string {
+	if budget.spent() {
 		return nil
 	}
-	open, close := findBraces(p)
+	// Literal pairs ("{}", "{a}") are skipped in one forward scan; only the
+	// first pair that expands splits the pattern.
+	var alts []string
+	open, close := findBraces(p, 0)
+	for open >= 0 {
+		body := p[open+1 : close]
+		if parts := splitTopLevel(body); len(parts) > 1 {
+			alts = parts
+			break
+		}
+		if seq, ok := braceSequence(body); ok {
+			alts = seq
+			break
+		}
+		open, close = findBraces(p, close+1)
+	}
 	if open < 0 {
-		*budget--
+		budget.n--
+		budget.bytes -= len(p)
 		return []string{p}
 	}
-	pre, body, post := p[:open], p[open+1:close], p[close+1:]
-	var alts []string
-	if parts := splitTopLevel(body); len(parts) > 1 {
-		alts = parts
-	} else if seq, ok := braceSequence(body); ok {
-		alts = seq
-	} else {
-		// Not an expansion: keep the braces and expand what follows.
-		var out []string
-		for _, rest := range braceExpandN(post, budget) {
-			out = append(out, pre+"{"+body+"}"+rest)
-		}
-		return out
-	}
+	pre, post := p[:open], p[close+1:]
 	var out []string
 	for _, alt := range alts {
-		if *budget <= 0 {
+		if budget.spent() || len(pre)+len(alt)+len(post) > budget.bytes {
 			break
 		}
 		out = append(out, braceExpandN(pre+alt+post, budget)...)
@@ -330,10 +370,11 @@ func braceExpandN(p string, budget *int) []string {
 	return out
 }
 
-// findBraces returns the first unescaped '{' and its matching '}'.
-func findBraces(p string) (int, int) {
+// findBraces returns the first unescaped '{' at or after from and its
+// matching '}', or -1, -1.
+func findBraces(p string, from int) (int, int) {
 	depth, open := 0, -1
-	for i := 0; i < len(p); i++ {
+	for i := from; i < len(p); i++ {
 		switch p[i] {
 		case '\\':
 			i++

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"math/big"
 	"sort"
@@ -205,12 +206,19 @@ func (t *fsTools) directoryTree(ctx context.Context, a *args) (*CallToolResult, 
 	if err := a.err(); err != nil {
 		return errResult(err)
 	}
+	if err := checkPatterns("", excludes); err != nil {
+		return errResult(err)
+	}
 	real, err := t.validate(ctx, p)
 	if err != nil {
 		return errResult(err)
 	}
-	tree, err := t.buildTree(ctx, real, "", compileTreeExcludes(excludes))
+	w := &treeWalk{excludes: compileTreeExcludes(excludes), left: t.readLimit()}
+	tree, err := t.buildTree(ctx, w, real, "", 0)
 	if err != nil {
+		if err == errTreeOutput {
+			return errResult(outputTooLarge("directory_tree", t.readLimit()))
+		}
 		return errResult(err)
 	}
 	var sb strings.Builder
@@ -218,12 +226,37 @@ func (t *fsTools) directoryTree(ctx context.Context, a *args) (*CallToolResult, 
 	return textResult(sb.String())
 }
 
+// treeWalk is the state of one directory_tree walk.
+type treeWalk struct {
+	excludes []*glob
+	left     int64 // output bytes still allowed
+}
+
+var errTreeOutput = errors.New("directory_tree output over the limit")
+
+// checkPatterns bounds the glob patterns of one call together.
+func checkPatterns(pattern string, excludes []string) error {
+	n := len(pattern)
+	for _, x := range excludes {
+		n += len(x)
+	}
+	if n > maxPatternBytes {
+		return &toolError{msg: "Pattern too long: the patterns of one call may hold at most " +
+			strconv.Itoa(maxPatternBytes) + " bytes together"}
+	}
+	return nil
+}
+
 // buildTree lists dir recursively. Directories are those lstat reports, so
 // a symbolic link (even one to a directory, even a loop) is a file and is
-// never followed.
-func (t *fsTools) buildTree(ctx context.Context, dir, rel string, excludes []*glob) ([]treeNode, error) {
+// never followed. It descends at most maxWalkDepth levels and stops once
+// the JSON it would produce exceeds the read limit (errTreeOutput).
+func (t *fsTools) buildTree(ctx context.Context, w *treeWalk, dir, rel string, depth int) ([]treeNode, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if depth >= maxWalkDepth {
+		return nil, tooDeep(dir)
 	}
 	ents, err := t.readDir(ctx, dir)
 	if err != nil {
@@ -231,16 +264,23 @@ func (t *fsTools) buildTree(ctx context.Context, dir, rel string, excludes []*gl
 	}
 	out := make([]treeNode, 0, len(ents))
 	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		erel := e.name
 		if rel != "" {
 			erel = rel + "/" + e.name
 		}
-		if treeExcluded(erel, excludes) {
+		if treeExcluded(erel, w.excludes) {
 			continue
+		}
+		// What writeTreeJSON writes for the node, children aside.
+		if w.left -= int64(len(e.name) + 16*depth + 64); w.left < 0 {
+			return nil, errTreeOutput
 		}
 		n := treeNode{name: e.name, dir: e.isDir}
 		if e.isDir {
-			n.children, err = t.buildTree(ctx, joinRest(dir, []string{e.name}), erel, excludes)
+			n.children, err = t.buildTree(ctx, w, joinRest(dir, []string{e.name}), erel, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -352,6 +392,9 @@ func (t *fsTools) searchFiles(ctx context.Context, a *args) (*CallToolResult, er
 	if err := a.err(); err != nil {
 		return errResult(err)
 	}
+	if err := checkPatterns(pattern, excludes); err != nil {
+		return errResult(err)
+	}
 	real, err := t.validate(ctx, p)
 	if err != nil {
 		return errResult(err)
@@ -361,7 +404,11 @@ func (t *fsTools) searchFiles(ctx context.Context, a *args) (*CallToolResult, er
 		return errResult(err)
 	}
 	var results []string
-	if err := t.search(ctx, real, "", ents, compileGlob(pattern), compileGlobs(excludes), &results); err != nil {
+	sw := &searchWalk{pattern: compileGlob(pattern), excludes: compileGlobs(excludes), left: t.readLimit(), results: &results}
+	if err := t.search(ctx, sw, real, "", ents, 0); err != nil {
+		if err == errSearchOutput {
+			return errResult(outputTooLarge("search_files", t.readLimit()))
+		}
 		return errResult(err)
 	}
 	if len(results) == 0 {
@@ -370,11 +417,23 @@ func (t *fsTools) searchFiles(ctx context.Context, a *args) (*CallToolResult, er
 	return textResult(strings.Join(results, "\n"))
 }
 
+// searchWalk is the state of one search_files walk.
+type searchWalk struct {
+	pattern  *glob
+	excludes []*glob
+	left     int64 // output bytes still allowed
+	results  *[]string
+}
+
+var errSearchOutput = errors.New("search_files output over the limit")
+
 // search walks depth first in name order. Symbolic links are matched when
 // their target stays inside the workspace and exists (the others are
 // skipped silently), and are never descended, so link loops cannot recurse.
-// A sub-directory that cannot be read is skipped.
-func (t *fsTools) search(ctx context.Context, root, rel string, ents []dirent, pattern *glob, excludes []*glob, results *[]string) error {
+// A sub-directory that cannot be read is skipped; one more than
+// maxWalkDepth levels down fails the call, as does output over the read
+// limit.
+func (t *fsTools) search(ctx context.Context, w *searchWalk, root, rel string, ents []dirent, depth int) error {
 	for _, e := range ents {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -394,7 +453,7 @@ func (t *fsTools) search(ctx context.Context, root, rel string, ents []dirent, p
 			}
 		}
 		excluded := false
-		for _, x := range excludes {
+		for _, x := range w.excludes {
 			if x.match(erel) {
 				excluded = true
 				break
@@ -403,15 +462,21 @@ func (t *fsTools) search(ctx context.Context, root, rel string, ents []dirent, p
 		if excluded {
 			continue
 		}
-		if pattern.match(erel) {
-			*results = append(*results, full)
+		if w.pattern.match(erel) {
+			if w.left -= int64(len(full) + 1); w.left < 0 {
+				return errSearchOutput
+			}
+			*w.results = append(*w.results, full)
 		}
 		if e.isDir {
+			if depth+1 >= maxWalkDepth {
+				return tooDeep(full)
+			}
 			sub, err := t.readDir(ctx, full)
 			if err != nil {
 				continue
 			}
-			if err := t.search(ctx, root, erel, sub, pattern, excludes, results); err != nil {
+			if err := t.search(ctx, w, root, erel, sub, depth+1); err != nil {
 				return err
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -70,7 +72,7 @@ func (t *fsTools) readDirect(ctx context.Context, p string) (string, bool) {
 		return "", false
 	}
 	defer rc.Close()
-	b, err := readSized(rc)
+	b, err := readLimited(rc, statSize(rc), t.readLimit())
 	if err != nil {
 		return "", false
 	}
@@ -92,19 +94,42 @@ func (t *fsTools) directPath(p string) (string, bool) {
 	return wspath.Join(t.root, rel), true
 }
 
-// readSized reads r to the end, sizing the buffer from Stat when r is a
-// file (as os.ReadFile does), so a small file takes one read, not several.
-func readSized(r io.Reader) ([]byte, error) {
-	size := 512
+// statSize is the size of r when r can say it is a regular file (an
+// *os.File), else -1; errNotRegular when it says it is something else.
+func statSize(r io.Reader) int64 {
 	if st, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
-		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < 1<<30 {
-			size = int(fi.Size()) + 1
+		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fi.Size()
 		}
 	}
-	b := make([]byte, 0, size)
+	return -1
+}
+
+// overLimit is readLimited's failure: the file holds more than the limit
+// (size is its size when known, else -1).
+type overLimit struct{ size int64 }
+
+func (e *overLimit) Error() string { return "over the read limit" }
+
+// readLimited reads r to the end, failing with *overLimit once more than
+// limit bytes arrive. size (-1 when unknown) is only a hint: a size over
+// the limit fails before anything is allocated, and no buffer is ever
+// sized beyond limit+1 bytes, whatever Stat claims (a sparse file).
+func readLimited(r io.Reader, size, limit int64) ([]byte, error) {
+	if size > limit {
+		return nil, &overLimit{size: size}
+	}
+	c := int64(512)
+	if size > 0 {
+		c = size + 1
+	}
+	b := make([]byte, 0, min(c, limit+1))
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
+		if int64(len(b)) > limit {
+			return nil, &overLimit{size: -1}
+		}
 		if err == io.EOF {
 			return b, nil
 		}
@@ -112,7 +137,7 @@ func readSized(r io.Reader) ([]byte, error) {
 			return nil, err
 		}
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+			b = slices.Grow(b, int(min(int64(cap(b)), limit+1-int64(cap(b)))))
 		}
 	}
 }
@@ -129,19 +154,40 @@ func lineCount(n float64) int {
 	return int(math.Ceil(n))
 }
 
-// open opens real for reading, with Node's wording on failure.
+// open opens real for reading, with Node's wording on failure. Only
+// regular files (and directories, which fail with EISDIR when read) are
+// opened: a FIFO or a device could block the call or never end.
 func (t *fsTools) open(ctx context.Context, real string) (io.ReadCloser, error) {
 	rc, err := t.ws.Open(ctx, real)
 	if err != nil {
 		if isErrno(err, syscall.EISDIR) {
 			return nil, eisdirRead(err)
 		}
+		// A socket fails to open (ENXIO); say what it is.
+		if fi, serr := t.ws.Stat(ctx, real); serr == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+			return nil, notRegular(real)
+		}
 		return nil, nodeErr(err, "open", real, "")
+	}
+	if st, ok := rc.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+			rc.Close()
+			return nil, notRegular(real)
+		}
 	}
 	return rc, nil
 }
 
-func readErr(err error) error {
+// notRegular is the error for a FIFO, a device or a socket.
+func notRegular(real string) error {
+	return &toolError{msg: "Not a regular file: " + real}
+}
+
+func (t *fsTools) readErr(real string, err error) error {
+	var ol *overLimit
+	if errors.As(err, &ol) {
+		return tooLarge(real, ol.size, t.readLimit())
+	}
 	if isErrno(err, syscall.EISDIR) {
 		return eisdirRead(err)
 	}
@@ -153,22 +199,22 @@ func readErr(err error) error {
 	return &toolError{msg: err.Error(), err: err}
 }
 
-// readAll reads a whole file.
-func (t *fsTools) readAll(ctx context.Context, real string) ([]byte, error) {
+// readAll reads a whole file of at most limit bytes.
+func (t *fsTools) readAll(ctx context.Context, real string, limit int64) ([]byte, error) {
 	rc, err := t.open(ctx, real)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	b, err := readSized(rc)
+	b, err := readLimited(rc, statSize(rc), limit)
 	if err != nil {
-		return nil, readErr(err)
+		return nil, t.readErr(real, err)
 	}
 	return b, nil
 }
 
 func (t *fsTools) readFileText(ctx context.Context, real string) (string, error) {
-	b, err := t.readAll(ctx, real)
+	b, err := t.readAll(ctx, real, t.readLimit())
 	if err != nil {
 		return "", err
 	}
@@ -185,24 +231,34 @@ func (t *fsTools) headFile(ctx context.Context, real string, n int) (string, err
 	}
 	defer rc.Close()
 	br := bufio.NewReaderSize(rc, 32<<10)
+	limit := t.readLimit()
 	var out []byte
-	for lines := 0; lines < n; {
+	for lines, inLine := 0, false; lines < n; {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if lines > 0 {
+		frag, err := br.ReadSlice('\n')
+		if len(frag) > 0 {
+			if !inLine && lines > 0 {
 				out = append(out, '\n')
 			}
-			out = append(out, bytes.TrimSuffix(line, []byte{'\n'})...)
-			lines++
+			out = append(out, bytes.TrimSuffix(frag, []byte{'\n'})...)
+			if int64(len(out)) > limit {
+				return "", tooLarge(real, -1, limit)
+			}
+			inLine = err == bufio.ErrBufferFull
+			if !inLine {
+				lines++
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return "", readErr(err)
+			return "", t.readErr(real, err)
 		}
 	}
 	return decodeUTF8(out), nil
@@ -216,6 +272,9 @@ func (t *fsTools) tailFile(ctx context.Context, real string, n int) (string, err
 	if err != nil {
 		return "", nodeErr(err, "stat", real, "")
 	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		return "", notRegular(real)
+	}
 	size := fi.Size()
 	if size == 0 {
 		return "", nil
@@ -228,35 +287,44 @@ func (t *fsTools) tailFile(ctx context.Context, real string, n int) (string, err
 	if n == 0 {
 		return "", nil
 	}
+	limit := t.readLimit()
 	var data []byte
 	if ra, ok := rc.(io.ReaderAt); ok && !fi.IsDir() {
-		data, err = tailBytes(ctx, ra, size, n)
+		data, err = tailBytes(ctx, ra, size, n, limit)
 	} else {
-		data, err = io.ReadAll(rc)
+		data, err = readLimited(rc, -1, limit)
 		if err == nil {
 			data = afterNthNewlineFromEnd(data, n)
 		}
 	}
 	if err != nil {
-		return "", readErr(err)
+		return "", t.readErr(real, err)
 	}
-	return normalizeLineEndings(decodeUTF8(data)), nil
+	return normalizeLineEndings(decodeUTF8Owned(data)), nil
 }
 
 // tailBytes reads blocks from the end of ra until it has seen n newlines and
 // returns the bytes after the n-th newline from the end (or all of them).
-func tailBytes(ctx context.Context, ra io.ReaderAt, size int64, n int) ([]byte, error) {
-	var buf []byte // the tail read so far, buf[0] at offset pos
+// Blocks are kept apart and joined once, so the work is linear in what is
+// read; more than limit bytes of tail fails with *overLimit.
+func tailBytes(ctx context.Context, ra io.ReaderAt, size int64, n int, limit int64) ([]byte, error) {
+	var blocks [][]byte // the tail read so far, last block first
+	total := int64(0)
 	pos := size
 	seen := 0
+	join := func(first []byte) []byte {
+		out := make([]byte, 0, int64(len(first))+total)
+		out = append(out, first...)
+		for i := len(blocks) - 1; i >= 0; i-- {
+			out = append(out, blocks[i]...)
+		}
+		return out
+	}
 	for pos > 0 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		step := int64(tailBlock)
-		if step > pos {
-			step = pos
-		}
+		step := min(int64(tailBlock), pos)
 		block := make([]byte, step)
 		got, err := ra.ReadAt(block, pos-step)
 		if err != nil && !(errors.Is(err, io.EOF) && int64(got) == step) {
@@ -267,13 +335,19 @@ func tailBytes(ctx context.Context, ra io.ReaderAt, size int64, n int) ([]byte, 
 			if block[i] == '\n' {
 				seen++
 				if seen == n {
-					return append(block[i+1:], buf...), nil
+					if total+int64(len(block)-i-1) > limit {
+						return nil, &overLimit{size: -1}
+					}
+					return join(block[i+1:]), nil
 				}
 			}
 		}
-		buf = append(block, buf...)
+		if total += step; total > limit {
+			return nil, &overLimit{size: -1}
+		}
+		blocks = append(blocks, block)
 	}
-	return buf, nil
+	return join(nil), nil
 }
 
 func afterNthNewlineFromEnd(b []byte, n int) []byte {
@@ -301,7 +375,7 @@ func (t *fsTools) readMedia(ctx context.Context, a *args) (*CallToolResult, erro
 	if err != nil {
 		return errResult(err)
 	}
-	b, err := t.readAll(ctx, real)
+	b, err := t.readAll(ctx, real, t.readLimit())
 	if err != nil {
 		return errResult(err)
 	}
@@ -325,45 +399,76 @@ type mediaStructured struct {
 	Content []Content `json:"content"`
 }
 
-// fileURL is Node's url.pathToFileURL(p).href for an absolute POSIX path.
+// fileURL is Node's url.pathToFileURL(p).href for an absolute, clean POSIX
+// path (Node 20.20): every byte outside the unreserved ASCII that Node
+// keeps is percent-encoded with upper-case hex. Bytes of a name that is not
+// valid UTF-8 are encoded one by one (Node, which decodes names as UTF-8,
+// would have replaced them with U+FFFD first).
 func fileURL(p string) string {
 	const hex = "0123456789ABCDEF"
 	var sb strings.Builder
+	sb.Grow(len(p) + len("file://") + 16)
 	sb.WriteString("file://")
 	for i := 0; i < len(p); i++ {
 		c := p[i]
-		if c <= 0x20 || c >= 0x7F || strings.IndexByte("\"#%<>?`{}\\", c) >= 0 {
-			sb.WriteByte('%')
-			sb.WriteByte(hex[c>>4])
-			sb.WriteByte(hex[c&15])
+		if urlKeep[c] {
+			sb.WriteByte(c)
 			continue
 		}
-		sb.WriteByte(c)
+		sb.WriteByte('%')
+		sb.WriteByte(hex[c>>4])
+		sb.WriteByte(hex[c&15])
 	}
 	return sb.String()
 }
 
+// urlKeep marks the bytes pathToFileURL leaves as they are.
+var urlKeep = func() (keep [256]bool) {
+	for c := 0x21; c < 0x7F; c++ {
+		keep[c] = strings.IndexByte("\"#%<>?[\\]^`{|}~", byte(c)) < 0
+	}
+	return keep
+}()
+
+// readMultiple reads the files in order; together they may hold at most
+// the read limit, and a file that would take the total over it gets an
+// error entry.
 func (t *fsTools) readMultiple(ctx context.Context, a *args) (*CallToolResult, error) {
 	paths := a.strs("paths", true, 1)
 	if err := a.err(); err != nil {
 		return errResult(err)
 	}
+	limit := t.readLimit()
+	left := limit
 	parts := make([]string, len(paths))
 	for i, p := range paths {
-		text, err := t.readOne(ctx, p)
+		if err := ctx.Err(); err != nil {
+			return errResult(err)
+		}
+		text, err := t.readOne(ctx, p, left, limit)
 		if err != nil {
 			parts[i] = p + ": Error - " + err.Error()
 			continue
 		}
+		left -= int64(len(text))
 		parts[i] = p + ":\n" + text + "\n"
 	}
 	return textResult(strings.Join(parts, "\n---\n"))
 }
 
-func (t *fsTools) readOne(ctx context.Context, p string) (string, error) {
+func (t *fsTools) readOne(ctx context.Context, p string, left, limit int64) (string, error) {
 	real, err := t.validate(ctx, p)
 	if err != nil {
 		return "", err
 	}
-	return t.readFileText(ctx, real)
+	b, err := t.readAll(ctx, real, left)
+	if err != nil {
+		var te *toolError
+		if left < limit && errors.As(err, &te) && strings.HasPrefix(te.msg, "File too large") {
+			return "", &toolError{msg: "File too large: " + real + " would take read_multiple_files over its read limit of " +
+				strconv.FormatInt(limit, 10) + " bytes for all files together"}
+		}
+		return "", err
+	}
+	return decodeUTF8(b), nil
 }

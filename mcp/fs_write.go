@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -99,11 +100,15 @@ func (t *fsTools) editFile(ctx context.Context, a *args) (*CallToolResult, error
 		return errResult(err)
 	}
 	original := normalizeLineEndings(text)
-	modified, err := applyEdits(original, edits)
+	modified, err := applyEdits(ctx, original, edits, t.readLimit())
 	if err != nil {
 		return errResult(err)
 	}
-	out := fenceDiff(unifiedPatch(real, original, modified))
+	patch, err := unifiedPatchCtx(ctx, real, original, modified)
+	if err != nil {
+		return errResult(err)
+	}
+	out := fenceDiff(patch)
 	if !dryRun {
 		// Like the official server, the result is written with LF endings.
 		if err := t.ws.Write(ctx, real, []byte(modified)); err != nil {
@@ -117,58 +122,98 @@ func (t *fsTools) editFile(ctx context.Context, a *args) (*CallToolResult, error
 // text occurs is applied to its first occurrence, literally; otherwise a
 // window of lines equal after trimming is replaced, re-indented the way the
 // official server does. An edit that matches nowhere fails the whole call.
-func applyEdits(content string, edits []edit) (string, error) {
+// Each edit costs time linear in the content; the result may not grow past
+// limit bytes, and ctx is checked between edits.
+func applyEdits(ctx context.Context, content string, edits []edit, limit int64) (string, error) {
 	for _, e := range edits {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		oldText := normalizeLineEndings(e.oldText)
 		newText := normalizeLineEndings(e.newText)
 		if i := strings.Index(content, oldText); i >= 0 {
+			if int64(len(content)-len(oldText)+len(newText)) > limit {
+				return "", editTooLarge(limit)
+			}
 			content = content[:i] + newText + content[i+len(oldText):]
 			continue
 		}
 		oldLines := strings.Split(oldText, "\n")
 		lines := strings.Split(content, "\n")
-		matched := false
-		for i := 0; i+len(oldLines) <= len(lines); i++ {
-			ok := true
-			for j, ol := range oldLines {
-				if jsTrim(ol) != jsTrim(lines[i+j]) {
-					ok = false
-					break
-				}
-			}
-			if !ok {
+		i := indexTrimmedLines(lines, oldLines)
+		if i < 0 {
+			return "", &toolError{msg: "Could not find exact match for edit:\n" + e.oldText}
+		}
+		indent := jsLeadingSpace(lines[i])
+		newLines := strings.Split(newText, "\n")
+		for j, nl := range newLines {
+			if j == 0 {
+				newLines[j] = indent + jsTrimStart(nl)
 				continue
 			}
-			indent := jsLeadingSpace(lines[i])
-			newLines := strings.Split(newText, "\n")
-			for j, nl := range newLines {
-				if j == 0 {
-					newLines[j] = indent + jsTrimStart(nl)
-					continue
-				}
-				oldIndent := ""
-				if j < len(oldLines) {
-					oldIndent = jsLeadingSpace(oldLines[j])
-				}
-				newIndent := jsLeadingSpace(nl)
-				if oldIndent != "" && newIndent != "" {
-					rel := utf16Len(newIndent) - utf16Len(oldIndent)
-					newLines[j] = indent + strings.Repeat(" ", max(0, rel)) + jsTrimStart(nl)
-				}
+			oldIndent := ""
+			if j < len(oldLines) {
+				oldIndent = jsLeadingSpace(oldLines[j])
 			}
-			repl := make([]string, 0, len(lines)-len(oldLines)+len(newLines))
-			repl = append(repl, lines[:i]...)
-			repl = append(repl, newLines...)
-			repl = append(repl, lines[i+len(oldLines):]...)
-			content = strings.Join(repl, "\n")
-			matched = true
-			break
+			newIndent := jsLeadingSpace(nl)
+			if oldIndent != "" && newIndent != "" {
+				rel := utf16Len(newIndent) - utf16Len(oldIndent)
+				newLines[j] = indent + strings.Repeat(" ", max(0, rel)) + jsTrimStart(nl)
+			}
 		}
-		if !matched {
-			return "", &toolError{msg: "Could not find exact match for edit:\n" + e.oldText}
+		repl := make([]string, 0, len(lines)-len(oldLines)+len(newLines))
+		repl = append(repl, lines[:i]...)
+		repl = append(repl, newLines...)
+		repl = append(repl, lines[i+len(oldLines):]...)
+		content = strings.Join(repl, "\n")
+		if int64(len(content)) > limit {
+			return "", editTooLarge(limit)
 		}
 	}
 	return content, nil
+}
+
+func editTooLarge(limit int64) error {
+	return &toolError{msg: "Edited file too large: the result would exceed the read limit of " +
+		strconv.FormatInt(limit, 10) + " bytes"}
+}
+
+// indexTrimmedLines returns the first i at which lines[i:i+len(pat)] equal
+// pat line by line after JavaScript trim(), or -1. It is Knuth-Morris-Pratt
+// over lines, so a file of near-matches costs linear time, not
+// len(lines)*len(pat).
+func indexTrimmedLines(lines, pat []string) int {
+	m := len(pat)
+	if m > len(lines) {
+		return -1
+	}
+	tp := make([]string, m)
+	for i, p := range pat {
+		tp[i] = jsTrim(p)
+	}
+	fail := make([]int, m) // fail[i]: longest proper border of tp[:i+1]
+	for i, k := 1, 0; i < m; i++ {
+		for k > 0 && tp[i] != tp[k] {
+			k = fail[k-1]
+		}
+		if tp[i] == tp[k] {
+			k++
+		}
+		fail[i] = k
+	}
+	for i, k := 0, 0; i < len(lines); i++ {
+		l := jsTrim(lines[i])
+		for k > 0 && l != tp[k] {
+			k = fail[k-1]
+		}
+		if l == tp[k] {
+			k++
+		}
+		if k == m {
+			return i - m + 1
+		}
+	}
+	return -1
 }
 
 func (t *fsTools) createDirectory(ctx context.Context, a *args) (*CallToolResult, error) {

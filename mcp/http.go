@@ -44,6 +44,13 @@ type HTTPOptions struct {
 	CancelKey func(r *http.Request) string
 	// Logger receives transport errors. nil discards them.
 	Logger *slog.Logger
+	// Release, when set, is called once for every Server the factory
+	// returned, with the request it was built for, after the handler is
+	// done with it: the response is written and every call of the request
+	// has returned, whatever the outcome. A factory that makes resources
+	// per request (an agentbe Scope for an X-Scope-Path header) frees them
+	// here, so nothing outlives the request.
+	Release func(r *http.Request, s *Server)
 }
 
 // HTTPError is an error the server factory of NewHTTPHandler returns to
@@ -76,9 +83,11 @@ func (e *HTTPError) Error() string {
 //     (DNS-rebinding protection).
 //
 // If newServer returns an *HTTPError, its status and body are sent; any
-// other error gives 500. newServer runs after the DNS-rebinding check and
-// before the other checks, so authentication and request validation can
-// live there or in a wrapping handler.
+// other error gives 500. newServer runs after the DNS-rebinding, method,
+// Accept and Content-Type checks (requests that fail them never build a
+// Server) and before the body is read, so authentication and request
+// validation can live there or in a wrapping handler. HTTPOptions.Release
+// frees what newServer made for the request.
 func NewHTTPHandler(newServer func(r *http.Request) (*Server, error), opts HTTPOptions) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
@@ -128,7 +137,24 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONRPCError(w, http.StatusForbidden, -32000, msg)
 		return
 	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		writeJSONRPCError(w, http.StatusMethodNotAllowed, -32000, "Method not allowed.")
+		return
+	}
+	acceptJSON, acceptSSE := parseAccept(r.Header.Values("Accept"))
+	if !acceptJSON && !acceptSSE {
+		writeJSONRPCError(w, http.StatusNotAcceptable, -32000, "Not Acceptable: Client must accept both application/json and text/event-stream")
+		return
+	}
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		writeJSONRPCError(w, http.StatusUnsupportedMediaType, -32000, "Unsupported Media Type: Content-Type must be application/json")
+		return
+	}
 	srv, err := h.newServer(r)
+	if srv != nil && h.opts.Release != nil {
+		defer h.opts.Release(r, srv)
+	}
 	if err != nil {
 		var he *HTTPError
 		if errors.As(err, &he) {
@@ -149,20 +175,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONRPCError(w, http.StatusInternalServerError, CodeInternalError, "Internal server error")
 		return
 	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		writeJSONRPCError(w, http.StatusMethodNotAllowed, -32000, "Method not allowed.")
-		return
-	}
-	acceptJSON, acceptSSE := parseAccept(r.Header.Values("Accept"))
-	if !acceptJSON && !acceptSSE {
-		writeJSONRPCError(w, http.StatusNotAcceptable, -32000, "Not Acceptable: Client must accept both application/json and text/event-stream")
-		return
-	}
-	if !isJSONContentType(r.Header.Get("Content-Type")) {
-		writeJSONRPCError(w, http.StatusUnsupportedMediaType, -32000, "Unsupported Media Type: Content-Type must be application/json")
-		return
-	}
+	h.serve(w, r, srv, acceptJSON)
+}
+
+// serve answers a request that passed the header checks with srv.
+func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server, acceptJSON bool) {
 	buf, tooLarge, err := readBody(r, h.opts.MaxBodyBytes)
 	if tooLarge {
 		writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32000,

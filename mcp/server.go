@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
 	"sync"
+	"time"
 )
 
 // Protocol versions this package speaks, newest first. A client asking for
@@ -36,6 +38,12 @@ type ServerOptions struct {
 	// Logger receives tool panics (with stack) and other server-side
 	// problems. nil discards them.
 	Logger *slog.Logger
+	// CallTimeout, when positive, is the deadline of every tools/call: the
+	// tool's context is cancelled once it elapses (the file tools check it
+	// in every loop and stop) and the call is answered with an error
+	// result. Zero leaves calls bounded only by the request's context and
+	// notifications/cancelled.
+	CallTimeout time.Duration
 }
 
 // Server is a transport-free MCP dispatcher: it turns one decoded JSON-RPC
@@ -123,7 +131,8 @@ func (s *Server) Tools() []Tool { return s.set.Tools() }
 
 // HandleBytes decodes one message or a batch from data, dispatches it and
 // returns the encoded response: an object for a single request, an array
-// for a batch containing requests, nil when there is nothing to answer
+// for a batch containing requests (at most 100, as the HTTP transport
+// accepts; a larger batch gets one -32600 error), nil when there is nothing to answer
 // (notifications and responses only). Undecodable input is answered with a
 // -32700 or -32600 error with id null, as JSON-RPC 2.0 prescribes. The
 // requests of a batch run concurrently; their responses keep the order of
@@ -136,6 +145,12 @@ func (s *Server) HandleBytes(ctx context.Context, data []byte) []byte {
 		}
 		if len(elems) == 0 {
 			return appendError(nil, nil, CodeInvalidRequest, "Invalid Request", nil)
+		}
+		if len(elems) > maxBatchSize {
+			// Each request of a batch runs in its own goroutine: a bound
+			// keeps one line from starting millions of them.
+			return appendError(nil, nil, CodeInvalidRequest,
+				"Invalid Request: Batch must not exceed "+strconv.Itoa(maxBatchSize)+" messages", nil)
 		}
 		resps := make([][]byte, len(elems))
 		var wg sync.WaitGroup
@@ -334,6 +349,11 @@ func (s *Server) runTool(ctx context.Context, i int, args json.RawMessage) (res 
 			res = ErrorResult("Internal error: tool " + name + " panicked")
 		}
 	}()
+	if s.opts.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.opts.CallTimeout)
+		defer cancel()
+	}
 	var r *CallToolResult
 	var err error
 	if s.call != nil {

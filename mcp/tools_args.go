@@ -18,9 +18,15 @@ type args struct {
 	// members of the arguments object, aliasing the raw arguments; a
 	// repeated name counts once, with its last value (as JSON.parse does).
 	members []argMember
-	issues  []string
-	inline  [4]argMember // storage for the usual handful of members
+	// index finds members by name once there are more than a handful, so
+	// an object with many keys decodes in linear time.
+	index  map[string]int
+	issues []string
+	inline [4]argMember // storage for the usual handful of members
 }
+
+// argIndexMin is the member count from which args keeps an index.
+const argIndexMin = 16
 
 type argMember struct {
 	name  string
@@ -44,15 +50,36 @@ func decodeArgs(tool string, raw json.RawMessage) *args {
 	}
 	a.members = a.inline[:0]
 	scanObject(trimmed, func(k, v []byte) {
-		for i := range a.members {
-			if a.members[i].name == string(k) {
-				a.members[i].value = v
-				return
-			}
+		if i, ok := a.find(k); ok {
+			a.members[i].value = v
+			return
 		}
 		a.members = append(a.members, argMember{string(k), v})
+		switch n := len(a.members); {
+		case a.index != nil:
+			a.index[a.members[n-1].name] = n - 1
+		case n >= argIndexMin:
+			a.index = make(map[string]int, 2*n)
+			for i, m := range a.members {
+				a.index[m.name] = i
+			}
+		}
 	})
 	return a
+}
+
+// find returns the position of member k.
+func (a *args) find(k []byte) (int, bool) {
+	if a.index != nil {
+		i, ok := a.index[string(k)]
+		return i, ok
+	}
+	for i := range a.members {
+		if a.members[i].name == string(k) {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // err returns the input validation error, worded like the MCP SDK's.
@@ -93,6 +120,12 @@ func jsonKind(v json.RawMessage) string {
 }
 
 func (a *args) raw(field string) (json.RawMessage, bool) {
+	if a.index != nil {
+		if i, ok := a.index[field]; ok {
+			return a.members[i].value, true
+		}
+		return nil, false
+	}
 	for i := range a.members {
 		if a.members[i].name == field {
 			return a.members[i].value, true

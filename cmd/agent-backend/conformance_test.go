@@ -21,8 +21,8 @@ import (
 // the official filesystem server's golden data (capture.mjs) and a full
 // round with the official MCP SDK client. The binary is $AGENTBE_BIN when
 // set, else built into a temp dir. Node, the SDK (interop/node_modules) and
-// the conformance pack ($AGENTBE_CONFORMANCE_DIR, else ../shared/conformance
-// beside the repository) are required when $CI is set; otherwise a missing
+// the conformance pack ($AGENTBE_CONFORMANCE_DIR, else the copy in
+// interop/testdata/conformance) are required when $CI is set; otherwise a missing
 // one skips the test.
 
 func repoRoot(t *testing.T) string {
@@ -102,7 +102,7 @@ func conformancePack(t *testing.T) string {
 	t.Helper()
 	pack := os.Getenv("AGENTBE_CONFORMANCE_DIR")
 	if pack == "" {
-		pack = filepath.Join(repoRoot(t), "..", "shared", "conformance")
+		pack = filepath.Join(repoRoot(t), "interop", "testdata", "conformance")
 	}
 	need(t, exists(filepath.Join(pack, "capture.mjs")), "the conformance pack ("+pack+")")
 	return pack

@@ -26,16 +26,14 @@ func runDaemon(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "agent-backend daemon: %v\n", err)
-		daemonUsage(stderr)
-		return 1
-	}
-	if !cfg.LocalOnly {
-		fmt.Fprintln(stderr, "agent-backend daemon: full daemon mode is not built yet; use --local-only")
+		fmt.Fprintf(stderr, "agent-backend daemon: %v (see agent-backend daemon --help)\n", err)
 		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if !cfg.LocalOnly {
+		return runFullDaemon(ctx, cfg, stderr)
+	}
 	if err := serveLocalOnly(ctx, cfg, stdin, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "agent-backend daemon: %v\n", err)
 		return 1
@@ -105,8 +103,11 @@ func daemonUsage(w io.Writer) {
   --isolation MODE            auto (default), bwrap, software or none
   --shell SHELL               auto (default), bash or sh
   --local-only                serve MCP on stdin/stdout, no network listener
+  --host ADDR                 bind address (default: all interfaces)
   --port N                    HTTP port, 1024-65535 (default 3001)
   --auth-token T              bearer token for HTTP and SSH-over-WebSocket
+                              (visible in ps: prefer --auth-token-file)
+  --auth-token-file PATH      read the bearer token from a file
   --disable-ssh-ws            no SSH-over-WebSocket endpoint
   --ssh-host-key PATH         SSH host key file
   --conventional-ssh          also run sshd

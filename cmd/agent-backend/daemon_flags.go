@@ -3,17 +3,21 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
+
+	"github.com/agentbe/agent-backend/daemon"
 )
 
 // daemonConfig is the parsed command line of `agent-backend daemon`, with
 // the defaults of daemon.md.
 type daemonConfig struct {
 	RootDir           string
-	ScopePath         string // validated: no leading "/", no ".."
+	ScopePath         string // validated: no leading "/", no ".." element
 	Isolation         string // auto, bwrap, software, none
 	Shell             string // auto, bash, sh
+	Host              string // bind address; "" = all interfaces
 	Port              int
 	AuthToken         string
 	LocalOnly         bool
@@ -32,29 +36,29 @@ type sshUser struct{ Name, Password string }
 // errHelp is returned for --help / -h.
 var errHelp = errors.New("help requested")
 
-// errScopeTraversal is the daemon's wording for a scope path with "..".
-var errScopeTraversal = errors.New("Scope path must not contain path traversal sequences")
-
 // parseDaemonFlags parses the flags that follow `daemon`. Every flag is
 // `--name value` (space separated, as the TypeScript client passes them;
-// `--name=value` is accepted too) or a bare boolean. Unknown flags, stray
-// arguments, missing values and values outside the rules of daemon.md are
-// errors; the caller exits with status 1.
+// `--name=value` is accepted too) or a bare boolean. A value may not start
+// with "--" (`--rootDir --port` is a missing value, not a root named
+// "--port"). Unknown flags, stray arguments, missing values and values
+// outside the rules of daemon.md are errors naming the flag; the caller
+// exits with status 1.
 func parseDaemonFlags(args []string) (daemonConfig, error) {
 	cfg := daemonConfig{
 		Isolation: "auto", Shell: "auto", Port: 3001, SSHPort: 22,
 		SSHUsers: []sshUser{{"root", "agents"}},
 	}
+	var port, sshPort, sshUsers, tokenFile string
 	strFlags := map[string]*string{
 		"--rootDir": &cfg.RootDir, "--scopePath": &cfg.ScopePath, "--isolation": &cfg.Isolation,
-		"--shell": &cfg.Shell, "--auth-token": &cfg.AuthToken, "--ssh-host-key": &cfg.SSHHostKey,
+		"--shell": &cfg.Shell, "--auth-token": &cfg.AuthToken, "--auth-token-file": &tokenFile,
+		"--host": &cfg.Host, "--ssh-host-key": &cfg.SSHHostKey,
 		"--ssh-public-key": &cfg.SSHPublicKey, "--ssh-authorized-keys": &cfg.SSHAuthorizedKeys,
+		"--port": &port, "--ssh-port": &sshPort, "--ssh-users": &sshUsers,
 	}
 	boolFlags := map[string]*bool{
 		"--local-only": &cfg.LocalOnly, "--disable-ssh-ws": &cfg.DisableSSHWS, "--conventional-ssh": &cfg.ConventionalSSH,
 	}
-	var port, sshPort, sshUsers string
-	intFlags := map[string]*string{"--port": &port, "--ssh-port": &sshPort, "--ssh-users": &sshUsers}
 	seen := map[string]bool{}
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
@@ -73,9 +77,6 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 			continue
 		}
 		dst, ok := strFlags[name]
-		if !ok {
-			dst, ok = intFlags[name]
-		}
 		if !ok {
 			return cfg, fmt.Errorf("unrecognized option: %s", name)
 		}
@@ -109,12 +110,12 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 	switch cfg.Isolation {
 	case "auto", "bwrap", "software", "none":
 	default:
-		return cfg, fmt.Errorf("invalid isolation mode %q (valid: auto, bwrap, software, none)", cfg.Isolation)
+		return cfg, fmt.Errorf("--isolation: invalid isolation mode %q (valid: auto, bwrap, software, none)", cfg.Isolation)
 	}
 	switch cfg.Shell {
 	case "auto", "bash", "sh":
 	default:
-		return cfg, fmt.Errorf("invalid shell %q (valid: bash, sh, auto)", cfg.Shell)
+		return cfg, fmt.Errorf("--shell: invalid shell %q (valid: bash, sh, auto)", cfg.Shell)
 	}
 	if seen["--ssh-users"] {
 		users, err := parseSSHUsers(sshUsers)
@@ -124,13 +125,43 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		cfg.SSHUsers = users
 	}
 	if cfg.ScopePath != "" {
-		s, err := normalizeScopePath(cfg.ScopePath)
+		s, err := daemon.NormalizeScopePath(cfg.ScopePath)
 		if err != nil {
 			return cfg, fmt.Errorf("--scopePath %q: %w", cfg.ScopePath, err)
 		}
 		cfg.ScopePath = s
 	}
+	if seen["--auth-token-file"] {
+		if seen["--auth-token"] {
+			return cfg, errors.New("--auth-token and --auth-token-file are mutually exclusive")
+		}
+		tok, err := readTokenFile(tokenFile)
+		if err != nil {
+			return cfg, fmt.Errorf("--auth-token-file: %w", err)
+		}
+		cfg.AuthToken = tok
+	}
+	if seen["--auth-token"] && cfg.AuthToken == "" {
+		return cfg, errors.New("--auth-token must not be empty")
+	}
 	return cfg, nil
+}
+
+// readTokenFile reads a token file: surrounding whitespace (the final
+// newline of `echo tok > f`) is dropped; an empty token is an error.
+func readTokenFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", unwrapPath(err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", errors.New("the file holds no token")
+	}
+	if strings.ContainsAny(tok, "\r\n") {
+		return "", errors.New("the token must be a single line")
+	}
+	return tok, nil
 }
 
 // parseSSHUsers parses "user:pass[,user:pass...]"; an entry missing the user
@@ -141,19 +172,9 @@ func parseSSHUsers(s string) ([]sshUser, error) {
 		name, pass, _ := strings.Cut(pair, ":")
 		name, pass = strings.TrimSpace(name), strings.TrimSpace(pass)
 		if name == "" || pass == "" {
-			return nil, fmt.Errorf("invalid --ssh-users entry %q: expected user:pass", pair)
+			return nil, fmt.Errorf("--ssh-users: invalid entry %q: expected user:pass", pair)
 		}
 		users = append(users, sshUser{name, pass})
 	}
 	return users, nil
-}
-
-// normalizeScopePath applies daemon.md's scope path validation: leading
-// slashes are stripped and any ".." is rejected (the reference rejects every
-// ".." sequence, even inside a name, and so do we).
-func normalizeScopePath(p string) (string, error) {
-	if strings.Contains(p, "..") {
-		return "", errScopeTraversal
-	}
-	return strings.TrimLeft(p, "/"), nil
 }

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -42,12 +45,31 @@ func TestParseDaemonFlags(t *testing.T) {
 		{"--rootDir /w --port 65536", def, "--port must be"},
 		{"--rootDir /w --port abc", def, "--port must be"},
 		{"--rootDir /w --ssh-port 0", def, "--ssh-port must be an integer between 1 and 65535"},
-		{"--rootDir /w --isolation docker", def, `invalid isolation mode "docker"`},
-		{"--rootDir /w --shell zsh", def, `invalid shell "zsh"`},
-		{"--rootDir /w --ssh-users a:b,c", def, `invalid --ssh-users entry "c"`},
-		{"--rootDir /w --ssh-users :p", def, "invalid --ssh-users entry"},
+		{"--rootDir /w --isolation docker", def, `--isolation: invalid isolation mode "docker"`},
+		{"--rootDir /w --shell zsh", def, `--shell: invalid shell "zsh"`},
+		{"--rootDir /w --ssh-users a:b,c", def, `--ssh-users: invalid entry "c"`},
+		{"--rootDir /w --ssh-users :p", def, "--ssh-users: invalid entry"},
+		{"--rootDir /w --ssh-users a:", def, `--ssh-users: invalid entry "a:"`},
+		{"--rootDir /w --ssh-users ,", def, "--ssh-users: invalid entry"},
 		{"--rootDir /w --scopePath a/../../b", def, "Scope path must not contain path traversal sequences"},
 		{"--rootDir /w --scopePath ..", def, "path traversal"},
+		{"--rootDir /w --scopePath a//b", def, "--scopePath"},
+		{"--rootDir --port 4000", def, "--rootDir requires a value"},
+		{"--rootDir /w --port", def, "--port requires a value"},
+		{"--rootDir /w --port 1023", def, "--port must be"},
+		{"--rootDir /w --port 1024", with(func(c *daemonConfig) { c.Port = 1024 }), ""},
+		{"--rootDir /w --port 65535", with(func(c *daemonConfig) { c.Port = 65535 }), ""},
+		{"--rootDir /w --ssh-port 1", with(func(c *daemonConfig) { c.SSHPort = 1 }), ""},
+		{"--rootDir /w --ssh-port 65536", def, "--ssh-port must be"},
+		{"--rootDir /w --ssh-port -1", def, "--ssh-port must be"},
+		{"--rootDir /w --ssh-port x", def, "--ssh-port must be"},
+		{"--rootDir /w --host 127.0.0.1", with(func(c *daemonConfig) { c.Host = "127.0.0.1" }), ""},
+		{"--rootDir /w --host", def, "--host requires a value"},
+		{"--rootDir /w --scopePath a..b", with(func(c *daemonConfig) { c.ScopePath = "a..b" }), ""},
+		{"--rootDir /w --auth-token", def, "--auth-token requires a value"},
+		{"--rootDir /w --auth-token-file /nonexistent/tok", def, "--auth-token-file: "},
+		{"--rootDir /w --auth-token x --auth-token-file /f", def, "mutually exclusive"},
+		{"--rootDir /w --disable-ssh-ws=1", def, "--disable-ssh-ws takes no value"},
 	}
 	for _, c := range cases {
 		got, err := parseDaemonFlags(strings.Fields(c.args))
@@ -78,8 +100,10 @@ func TestRunDaemonExitCodes(t *testing.T) {
 	}{
 		{[]string{"--local-only"}, 1, "--rootDir is required"},
 		{[]string{"--rootDir", t.TempDir(), "--frobnicate"}, 1, "unrecognized option: --frobnicate"},
-		{[]string{"--rootDir", t.TempDir(), "--isolation", "nope"}, 1, "invalid isolation mode"},
-		{[]string{"--rootDir", t.TempDir()}, 1, "full daemon mode is not built yet"},
+		{[]string{"--rootDir", t.TempDir(), "--isolation", "nope"}, 1, "--isolation: invalid isolation mode"},
+		{[]string{"--rootDir", "--port", "3001"}, 1, "--rootDir requires a value"},
+		{[]string{"--rootDir", t.TempDir(), "--port", "99999"}, 1, "--port must be"},
+		{[]string{"--rootDir", t.TempDir(), "--ssh-users", "root"}, 1, "--ssh-users: invalid entry"},
 		{[]string{"--help"}, 0, ""},
 	}
 	for _, c := range cases {
@@ -87,6 +111,59 @@ func TestRunDaemonExitCodes(t *testing.T) {
 		code := run(append([]string{"daemon"}, c.args...), strings.NewReader(""), &out, &errOut)
 		if code != c.code || !strings.Contains(errOut.String(), c.stderr) {
 			t.Errorf("%v: exit %d stderr %q, want %d and %q", c.args, code, errOut.String(), c.code, c.stderr)
+		}
+		if c.code == 1 && strings.Count(errOut.String(), "\n") != 1 {
+			t.Errorf("%v: the error is not one line: %q", c.args, errOut.String())
+		}
+		if c.code == 0 && !strings.Contains(out.String(), "--auth-token-file") {
+			t.Errorf("daemon --help: %q", out.String())
+		}
+	}
+}
+
+func TestTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct{ content, want, err string }{
+		{"tok\n", "tok", ""},
+		{"  tok  \r\n", "tok", ""},
+		{"", "", "no token"},
+		{"\n\n", "", "no token"},
+		{"a\nb", "", "single line"},
+	}
+	for i, c := range cases {
+		p := filepath.Join(dir, strconv.Itoa(i))
+		os.WriteFile(p, []byte(c.content), 0o600)
+		cfg, err := parseDaemonFlags([]string{"--rootDir", "/w", "--auth-token-file", p})
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "--auth-token-file") {
+				t.Errorf("%q: %v", c.content, err)
+			}
+			continue
+		}
+		if err != nil || cfg.AuthToken != c.want {
+			t.Errorf("%q: %q %v", c.content, cfg.AuthToken, err)
+		}
+	}
+}
+
+func TestTopLevel(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"--version"}, 0, version + "\n"},
+		{[]string{"--help"}, 0, "ssh-proxy"},
+		{[]string{"bogus"}, 1, ""},
+		{[]string{"ssh-proxy"}, 1, ""},
+		{[]string{"ssh-proxy", "--url", "http://x/ssh"}, 1, ""},
+		{[]string{"ssh-proxy", "--help"}, 0, "usage: agent-backend ssh-proxy"},
+	}
+	for _, c := range cases {
+		var out, errOut bytes.Buffer
+		code := run(c.args, strings.NewReader(""), &out, &errOut)
+		if code != c.code || !strings.Contains(out.String(), c.out) {
+			t.Errorf("%v: %d %q %q", c.args, code, out.String(), errOut.String())
 		}
 	}
 }

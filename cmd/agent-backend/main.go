@@ -2,6 +2,7 @@
 //
 //	agent-backend daemon --rootDir DIR [flags]      serve a workspace (MCP, SSH)
 //	agent-backend sftp-server --rootDir DIR        SFTP on stdin/stdout, jailed to DIR
+//	agent-backend ssh-proxy --url ws://H:P/ssh     stdin/stdout to the daemon's /ssh (OpenSSH ProxyCommand)
 //
 // It is a drop-in for the TypeScript reference's `agent-backend` binary: the
 // flags are the ones its client passes.
@@ -11,10 +12,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	agentbe "github.com/agentbe/agent-backend"
 )
 
-// version is reported by --version and /health.
-const version = "0.1.0"
+// version is reported by --version and /health; a release build sets it
+// with -ldflags "-X main.version=…".
+var version = agentbe.Version
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -29,6 +33,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "daemon":
 		return runDaemon(args[1:], stdin, stdout, stderr)
+	case "ssh-proxy":
+		return runSSHProxy(args[1:], stdin, stdout, stderr)
 	case "sftp-server":
 		return runSFTPServer(args[1:], stdin, stdout, stderr)
 	case "--version", "-v", "version":
@@ -47,5 +53,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   agent-backend daemon --rootDir DIR [--local-only] [--scopePath P] [--isolation auto|bwrap|software|none] [--shell auto|bash|sh] [--port N] [--auth-token T]
   agent-backend sftp-server --rootDir DIR
+  agent-backend ssh-proxy --url ws://HOST:PORT/ssh [--token-file FILE]
+  agent-backend --version | --help
 `)
 }

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/daemon"
+	"github.com/agentbe/agent-backend/internal/procs"
+)
+
+// runFullDaemon serves the workspace over HTTP and SSH-over-WebSocket (and
+// sshd with --conventional-ssh) until ctx is done (SIGTERM/SIGINT), then
+// shuts down gracefully and exits 0.
+func runFullDaemon(ctx context.Context, cfg daemonConfig, stderr io.Writer) int {
+	daemon.StripSecretEnv(cfg.AuthToken)
+	procs.LeaveOneCore()
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	dc := daemon.Config{
+		RootDir:        cfg.RootDir,
+		ScopePath:      cfg.ScopePath,
+		Isolation:      agentbe.Isolation(cfg.Isolation),
+		Shell:          agentbe.Shell(cfg.Shell),
+		Host:           cfg.Host,
+		Port:           cfg.Port,
+		AuthToken:      cfg.AuthToken,
+		DisableSSHWS:   cfg.DisableSSHWS,
+		SSHHostKeyPath: cfg.SSHHostKey,
+		Version:        version,
+		Logger:         log,
+	}
+	if cfg.ConventionalSSH {
+		sc := &daemon.SSHDConfig{Port: cfg.SSHPort, PublicKey: cfg.SSHPublicKey, AuthorizedKeysFile: cfg.SSHAuthorizedKeys}
+		for _, u := range cfg.SSHUsers {
+			sc.Users = append(sc.Users, daemon.SSHUser{Name: u.Name, Password: u.Password})
+		}
+		dc.Conventional = sc
+	}
+	if err := daemon.Run(ctx, dc); err != nil {
+		fmt.Fprintf(stderr, "agent-backend daemon: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// daemonProc is a built agent-backend daemon running as a child process.
+type daemonProc struct {
+	cmd       *exec.Cmd
+	port      int
+	root      string
+	tokenFile string
+	bin       string
+	stderr    *strings.Builder
+	exited    chan error
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startDaemonBinary runs `agent-backend daemon` on 127.0.0.1 with a token
+// file and waits for /health; it reports the time to the first 200.
+func startDaemonBinary(t *testing.T, bin string, extra ...string) (*daemonProc, time.Duration) {
+	t.Helper()
+	dir := t.TempDir()
+	d := &daemonProc{port: freePort(t), root: filepath.Join(dir, "ws"), tokenFile: filepath.Join(dir, "token"),
+		bin: bin, stderr: &strings.Builder{}, exited: make(chan error, 1)}
+	os.WriteFile(d.tokenFile, []byte("s3cret-token\n"), 0o600)
+	args := append([]string{"daemon", "--rootDir", d.root, "--host", "127.0.0.1", "--port", strconv.Itoa(d.port),
+		"--auth-token-file", d.tokenFile, "--ssh-host-key", filepath.Join(dir, "keys", "host_key"),
+		"--isolation", "software"}, extra...)
+	d.cmd = exec.Command(bin, args...)
+	d.cmd.Env = append(os.Environ(), "AUTH_TOKEN=s3cret-token")
+	errPipe, _ := d.cmd.StderrPipe()
+	start := time.Now()
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		b, _ := io.ReadAll(errPipe)
+		d.stderr.WriteString(string(b))
+		d.exited <- d.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		d.cmd.Process.Kill()
+		select {
+		case <-d.exited:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	url := "http://127.0.0.1:" + strconv.Itoa(d.port) + "/health"
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return d, time.Since(start)
+			}
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("no /health: %v", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (d *daemonProc) mcp(t *testing.T, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", "http://127.0.0.1:"+strconv.Itoa(d.port)+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer s3cret-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func rssKiB(pid int) int {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			n, _ := strconv.Atoi(strings.Fields(l)[1])
+			return n
+		}
+	}
+	return -1
+}
+
+// TestFullDaemonSignal runs the real binary: /health, MCP with the token
+// from a file (the token is not in commands' environment), then SIGTERM
+// while a WebSocket client is connected: the client gets 1000 "Server
+// shutting down" and the daemon exits 0.
+func TestFullDaemonSignal(t *testing.T) {
+	bin := cliBinary(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		d, ready := startDaemonBinary(t, bin)
+		t.Logf("%v: start to first /health 200: %v, idle RSS %d KiB", sig, ready, rssKiB(d.cmd.Process.Pid))
+		status, body := d.mcp(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"command":"env"}}}`)
+		if status != 200 || !strings.Contains(body, "PATH=") || strings.Contains(body, "s3cret") {
+			t.Errorf("exec env: %d %s", status, body)
+		}
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(d.port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		br := upgrade(t, c, "/ssh?token=s3cret-token")
+		// The SSH server speaks first: its version line proves the
+		// connection is served.
+		if _, payload := readFrame(t, br); !strings.HasPrefix(string(payload), "SSH-2.0-") {
+			t.Fatalf("first frame %q", payload)
+		}
+		d.cmd.Process.Signal(sig)
+		op, payload := readFrame(t, br)
+		if op != 8 || len(payload) < 2 || binary.BigEndian.Uint16(payload) != 1000 || string(payload[2:]) != "Server shutting down" {
+			t.Errorf("close frame: op %d %q", op, payload)
+		}
+		c.Close()
+		select {
+		case err := <-d.exited:
+			if err != nil {
+				t.Errorf("exit: %v\n%s", err, d.stderr.String())
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("daemon still running 20 s after the signal")
+		}
+		if strings.Contains(d.stderr.String(), "s3cret") {
+			t.Errorf("token in the daemon's log:\n%s", d.stderr.String())
+		}
+	}
+}
+
+// upgrade performs a WebSocket handshake on c by hand.
+func upgrade(t *testing.T, c net.Conn, target string) *bufio.Reader {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: MDEyMzQ1Njc4OWFiY2RlZg==\r\nSec-WebSocket-Version: 13\r\n\r\n", target, c.RemoteAddr())
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 101 {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	return br
+}
+
+// readFrame reads one unmasked server frame.
+func readFrame(t *testing.T, br *bufio.Reader) (byte, []byte) {
+	t.Helper()
+	var h [2]byte
+	if _, err := io.ReadFull(br, h[:]); err != nil {
+		t.Fatalf("frame: %v", err)
+	}
+	n := uint64(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var l [2]byte
+		io.ReadFull(br, l[:])
+		n = uint64(binary.BigEndian.Uint16(l[:]))
+	case 127:
+		var l [8]byte
+		io.ReadFull(br, l[:])
+		n = binary.BigEndian.Uint64(l[:])
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(br, p); err != nil {
+		t.Fatalf("frame payload: %v", err)
+	}
+	return h[0] & 0x0f, p
+}
+
+// openSSH runs an OpenSSH client (ssh or sftp) through `agent-backend
+// ssh-proxy`, bounded in time.
+func openSSH(t *testing.T, d *daemonProc, tool string, stdin string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	proxy := fmt.Sprintf("%s ssh-proxy --url ws://127.0.0.1:%d/ssh --token-file %s", d.bin, d.port, d.tokenFile)
+	full := append([]string{"-F", "/dev/null", "-o", "ProxyCommand=" + proxy, "-o", "StrictHostKeyChecking=no",
+		"-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes", "-o", "LogLevel=ERROR"}, args...)
+	cmd := exec.CommandContext(ctx, "/usr/bin/"+tool, full...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("%s did not exit by itself: %s", tool, out)
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
+}
+
+// TestOpenSSHThroughProxy: the unmodified OpenSSH clients work through
+// ssh-proxy: exec (exit status, binary output), a pty (tty prints a
+// device), an sftp batch; each exits by itself.
+func TestOpenSSHThroughProxy(t *testing.T) {
+	bin := cliBinary(t)
+	d, _ := startDaemonBinary(t, bin)
+	out, code := openSSH(t, d, "ssh", "", "agent@daemon", "printf 'hi\\001'; exit 5")
+	if code != 5 || out != "hi\x01" {
+		t.Errorf("ssh exec: %d %q", code, out)
+	}
+	out, code = openSSH(t, d, "ssh", "", "-tt", "agent@daemon", "tty")
+	if code != 0 || !(strings.Contains(out, "/dev/pts/") || strings.Contains(out, "/dev/console")) {
+		t.Errorf("ssh -tt tty: %d %q", code, out)
+	}
+	local := filepath.Join(t.TempDir(), "up.bin")
+	data := make([]byte, 300<<10)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	os.WriteFile(local, data, 0o644)
+	back := filepath.Join(t.TempDir(), "back.bin")
+	batch := "mkdir d\nput " + local + " d/up.bin\nls d\nget d/up.bin " + back + "\nrm d/up.bin\nrmdir d\n"
+	out, code = openSSH(t, d, "sftp", batch, "-b", "-", "agent@daemon")
+	if code != 0 {
+		t.Errorf("sftp batch: %d %s", code, out)
+	}
+	if got, err := os.ReadFile(back); err != nil || string(got) != string(data) {
+		t.Errorf("sftp round trip: %d bytes, %v", len(got), err)
+	}
+	if _, err := os.Stat(filepath.Join(d.root, "d")); err == nil {
+		t.Error("sftp rmdir did not happen")
+	}
+	// A bad token: the client fails instead of hanging.
+	os.WriteFile(d.tokenFile, []byte("wrong\n"), 0o600)
+	if _, code := openSSH(t, d, "ssh", "", "agent@daemon", "true"); code == 0 {
+		t.Error("ssh with a bad token succeeded")
+	}
+}

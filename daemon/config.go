@@ -1,0 +1,138 @@
+// Package daemon is agentbe's network daemon (`agent-backend daemon` in full
+// mode): it serves one workspace over HTTP (MCP Streamable HTTP at /mcp,
+// /health) and SSH over WebSocket (/ssh), as ../shared/spec/daemon.md
+// describes. Protocol logic lives in package mcp and sftpjail; this package
+// wires them to listeners, authentication, scoping, limits and shutdown.
+package daemon
+
+import (
+	"log/slog"
+	"time"
+
+	agentbe "github.com/agentbe/agent-backend"
+)
+
+// Defaults applied to zero Config fields.
+const (
+	DefaultPort              = 3001
+	DefaultHostKeyPath       = "/var/lib/agentbe/ssh_host_ed25519_key"
+	DefaultMaxInFlight       = 256
+	DefaultMaxSSHConns       = 64
+	DefaultMaxChannels       = 16
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultShutdownTimeout   = 10 * time.Second
+	DefaultHandshakeTimeout  = 30 * time.Second
+)
+
+// Config configures a Server. Only RootDir is required; the zero value of
+// every other field is the safe default (dangerous commands blocked, all
+// limits on, SSH over WebSocket enabled, no token — see AuthToken).
+type Config struct {
+	// RootDir is the workspace directory (created if missing).
+	RootDir string
+	// ScopePath is the static scope: every request works in this
+	// sub-directory, and a request naming its own X-Scope-Path is refused
+	// with 400. It is validated like the header (see NormalizeScopePath).
+	ScopePath string
+	// Isolation sandboxes commands (MCP exec and SSH); "" means auto.
+	Isolation agentbe.Isolation
+	// Shell selects the shell; "" means auto (/bin/bash, else /bin/sh).
+	Shell agentbe.Shell
+
+	// Host is the address Run binds; "" means all interfaces, as the
+	// reference daemon does. Run logs one warning when no AuthToken is set
+	// and Host is not a loopback address.
+	Host string
+	// Port is the TCP port Run listens on; 0 means DefaultPort.
+	Port int
+
+	// AuthToken, when set, is required as "Authorization: Bearer <token>"
+	// on /mcp and as that header or ?token= on /ssh. It is compared in
+	// constant time and never logged. Empty means no authentication.
+	AuthToken string
+	// AllowedHosts are extra Host/Origin names accepted on a loopback
+	// listener when no AuthToken is set (DNS-rebinding protection, see
+	// mcp.HTTPOptions). With a token the check is off: a rebinding page
+	// does not hold the token, and a legitimate client reaching the daemon
+	// through a local proxy under another name must not be refused.
+	AllowedHosts []string
+
+	// DisableSSHWS removes the /ssh endpoint.
+	DisableSSHWS bool
+	// SSHHostKeyPath is the SSH host key file: loaded when present, else an
+	// RSA-2048 key is generated and saved there (0600). A key that cannot
+	// be saved is used in memory with a warning. "" means
+	// DefaultHostKeyPath.
+	SSHHostKeyPath string
+	// SSHHandshakeTimeout bounds the SSH handshake of a WebSocket
+	// connection; 0 means DefaultHandshakeTimeout.
+	SSHHandshakeTimeout time.Duration
+	// MaxSSHConns bounds concurrent /ssh connections (503 beyond); 0 means
+	// DefaultMaxSSHConns.
+	MaxSSHConns int
+	// MaxChannelsPerConn bounds the concurrent channels of one SSH
+	// connection; 0 means DefaultMaxChannels.
+	MaxChannelsPerConn int
+
+	// MaxBodyBytes limits an MCP request body (413 beyond); 0 means
+	// mcp.DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxInFlight bounds concurrent HTTP requests other than /health and
+	// /ssh; a request beyond it gets 503 at once. 0 means
+	// DefaultMaxInFlight.
+	MaxInFlight int
+	// ReadHeaderTimeout and IdleTimeout are the HTTP server's; 0 means
+	// DefaultReadHeaderTimeout and DefaultIdleTimeout.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	// ShutdownTimeout bounds how long in-flight HTTP requests may still run
+	// once shutdown starts; 0 means DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+
+	// Conventional, when non-nil, also runs and supervises sshd.
+	Conventional *SSHDConfig
+
+	// Version is reported by /health; "" means agentbe.Version.
+	Version string
+	// Logger receives the access log (one line per request) and warnings;
+	// nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Port == 0 {
+		c.Port = DefaultPort
+	}
+	if c.SSHHostKeyPath == "" {
+		c.SSHHostKeyPath = DefaultHostKeyPath
+	}
+	if c.SSHHandshakeTimeout <= 0 {
+		c.SSHHandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.MaxSSHConns <= 0 {
+		c.MaxSSHConns = DefaultMaxSSHConns
+	}
+	if c.MaxChannelsPerConn <= 0 {
+		c.MaxChannelsPerConn = DefaultMaxChannels
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.ReadHeaderTimeout <= 0 {
+		c.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.Version == "" {
+		c.Version = agentbe.Version
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}

@@ -1,0 +1,323 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestHealth(t *testing.T) {
+	cases := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{}, `"transports":{"mcp":true,"ssh-ws":true,"ssh":false}`},
+		{Config{DisableSSHWS: true}, `"transports":{"mcp":true,"ssh-ws":false,"ssh":false}`},
+	}
+	for _, c := range cases {
+		c.cfg.AuthToken = "secret" // /health needs none
+		c.cfg.Version = "9.8.7"
+		d := startDaemon(t, c.cfg)
+		resp, err := http.Get(d.url + "/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := `{"status":"ok","version":"9.8.7","rootDir":` + jsonString(d.RootDir()) + `,` + c.want + `}`
+		if resp.StatusCode != 200 || string(raw) != want || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("health %d %s\nwant %s", resp.StatusCode, raw, want)
+		}
+	}
+}
+
+func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func TestMCPAuth(t *testing.T) {
+	d := startDaemon(t, Config{AuthToken: "s3cret"})
+	const unauthorized = `{"error":"Unauthorized","message":"Invalid or missing authentication token"}`
+	cases := []struct {
+		name   string
+		hdr    []string
+		status int
+	}{
+		{"none", nil, 401},
+		{"empty", []string{"Authorization", ""}, 401},
+		{"wrong", []string{"Authorization", "Bearer nope"}, 401},
+		{"lower scheme", []string{"Authorization", "bearer s3cret"}, 401},
+		{"token scheme", []string{"Authorization", "Token s3cret"}, 401},
+		{"double space", []string{"Authorization", "Bearer  s3cret"}, 401},
+		{"prefix", []string{"Authorization", "Bearer s3cre"}, 401},
+		{"upper token", []string{"Authorization", "Bearer S3CRET"}, 401},
+		{"two headers", []string{"Authorization", "Bearer s3cret", "Authorization", "Bearer s3cret"}, 401},
+		{"ok", []string{"Authorization", "Bearer s3cret"}, 200},
+	}
+	for _, c := range cases {
+		status, body := d.post(t, initBody, c.hdr...)
+		if status != c.status {
+			t.Errorf("%s: status %d %s", c.name, status, body)
+		}
+		if c.status == 401 && body != unauthorized {
+			t.Errorf("%s: body %s", c.name, body)
+		}
+	}
+	// GET /mcp: 405 once authenticated.
+	req, _ := http.NewRequest(http.MethodGet, d.url+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET /mcp: %d", resp.StatusCode)
+	}
+	if strings.Contains(d.log.String(), "s3cret") {
+		t.Error("the access log contains the token")
+	}
+}
+
+func TestRootDirHeader(t *testing.T) {
+	d := startDaemon(t, Config{})
+	root := d.RootDir()
+	cases := []struct {
+		val    string
+		status int
+	}{
+		{root, 200}, {root + "/", 200}, {root + "//", 200}, {"undefined", 200},
+		{root + "/sub", 403}, {"/elsewhere", 403}, {"", 403},
+	}
+	for _, c := range cases {
+		status, body := d.post(t, initBody, "X-Root-Dir", c.val)
+		if status != c.status {
+			t.Errorf("X-Root-Dir %q: %d %s", c.val, status, body)
+		}
+		if c.status == 403 {
+			want := `{"error":"Root directory mismatch","message":"Server is configured for ` + root + `, not ` + c.val + `"}`
+			if body != want {
+				t.Errorf("X-Root-Dir %q: body %s", c.val, body)
+			}
+		}
+	}
+}
+
+func TestScopeHeader(t *testing.T) {
+	d := startDaemon(t, Config{})
+	const invalid = `{"error":"Invalid scope path","message":"Scope path must not contain path traversal sequences"}`
+	for _, bad := range []string{"..", "../x", "a/../b", "a/..", "a//b", "./a", "a/./b", "/../etc"} {
+		status, body := d.post(t, initBody, "X-Scope-Path", bad)
+		if status != 400 || body != invalid {
+			t.Errorf("scope %q: %d %s", bad, status, body)
+		}
+	}
+	// Legal names, leading slashes stripped; each scope sees only its files.
+	for _, sc := range []string{"a..b", "/users/u1", "users/u2/"} {
+		status, body := d.post(t, toolCall("write_file", `{"path":"f.txt","content":"`+sc+`"}`), "X-Scope-Path", sc)
+		if status != 200 || strings.Contains(body, `"isError":true`) {
+			t.Fatalf("write in scope %q: %d %s", sc, status, body)
+		}
+	}
+	for dir, want := range map[string]string{"a..b": "a..b", "users/u1": "/users/u1", "users/u2": "users/u2/"} {
+		b, err := os.ReadFile(filepath.Join(d.RootDir(), dir, "f.txt"))
+		if err != nil || string(b) != want {
+			t.Errorf("%s/f.txt = %q, %v", dir, b, err)
+		}
+	}
+	status, body := d.post(t, toolCall("read_text_file", `{"path":"../u1/f.txt"}`), "X-Scope-Path", "users/u2")
+	if status != 200 || !strings.Contains(body, `"isError":true`) || strings.Contains(body, `"text":"/users/u1"`) {
+		t.Errorf("sibling read: %d %s", status, body)
+	}
+}
+
+func TestStaticScope(t *testing.T) {
+	d := startDaemon(t, Config{ScopePath: "/tenant"})
+	status, body := d.post(t, initBody, "X-Scope-Path", "other")
+	want := `{"error":"Scope conflict","message":"Server was started with static scope '/tenant', but request also specified scope 'other'. Use one or the other, not both."}`
+	if status != 400 || body != want {
+		t.Errorf("conflict: %d %s", status, body)
+	}
+	status, body = d.post(t, toolCall("write_file", `{"path":"x.txt","content":"hi"}`))
+	if status != 200 || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("write: %d %s", status, body)
+	}
+	if b, err := os.ReadFile(filepath.Join(d.RootDir(), "tenant", "x.txt")); err != nil || string(b) != "hi" {
+		t.Errorf("tenant/x.txt = %q, %v", b, err)
+	}
+	if _, err := New(Config{RootDir: t.TempDir(), ScopePath: "a/../.."}); !errors.Is(err, ErrInvalidScope) {
+		t.Errorf("New with a bad static scope: %v", err)
+	}
+}
+
+func TestDangerousCommandBlocked(t *testing.T) {
+	d := startDaemon(t, Config{})
+	canary := filepath.Join(d.RootDir(), "canary")
+	os.WriteFile(canary, []byte("x"), 0o644)
+	status, body := d.post(t, toolCall("exec", `{"command":"sudo rm canary"}`))
+	if status != 200 || !strings.Contains(body, `"isError":true`) {
+		t.Errorf("sudo: %d %s", status, body)
+	}
+	if _, err := os.Stat(canary); err != nil {
+		t.Errorf("canary gone: %v", err)
+	}
+	status, body = d.post(t, toolCall("exec", `{"command":"echo fine"}`))
+	if status != 200 || !strings.Contains(body, "fine") {
+		t.Errorf("echo: %d %s", status, body)
+	}
+}
+
+func TestDNSRebinding(t *testing.T) {
+	open := startDaemon(t, Config{})
+	if status, body := open.post(t, initBody, "Host", "evil.example:3001"); status != 403 {
+		t.Errorf("no token, foreign Host on loopback: %d %s", status, body)
+	}
+	if status, _ := open.post(t, initBody, "Host", "localhost:3001"); status != 200 {
+		t.Errorf("no token, localhost: %d", status)
+	}
+	withToken := startDaemon(t, Config{AuthToken: "t"})
+	if status, body := withToken.post(t, initBody, "Host", "api.example.com", "Authorization", "Bearer t"); status != 200 {
+		t.Errorf("token, proxied Host: %d %s", status, body)
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	d := startDaemon(t, Config{MaxBodyBytes: 1024})
+	status, _ := d.post(t, toolCall("write_file", `{"path":"big","content":"`+strings.Repeat("x", 4096)+`"}`))
+	if status != http.StatusRequestEntityTooLarge {
+		t.Errorf("status %d", status)
+	}
+	if _, err := os.Stat(filepath.Join(d.RootDir(), "big")); err == nil {
+		t.Error("oversized write happened")
+	}
+}
+
+func TestInFlightCap(t *testing.T) {
+	d := startDaemon(t, Config{MaxInFlight: 1})
+	os.WriteFile(filepath.Join(d.RootDir(), "fifo-gate"), nil, 0o644)
+	started := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		close(started)
+		// Holds the only slot until the gate file disappears.
+		d.post(t, toolCall("exec", `{"command":"touch started; while [ -e fifo-gate ]; do sleep 0.05; done"}`))
+	}()
+	<-started
+	for i := 0; i < 1000; i++ {
+		if _, err := os.Stat(filepath.Join(d.RootDir(), "started")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	status, body := d.post(t, initBody)
+	got503 := status == http.StatusServiceUnavailable && strings.Contains(body, "Too many concurrent requests")
+	os.Remove(filepath.Join(d.RootDir(), "fifo-gate"))
+	wg.Wait()
+	if !got503 {
+		t.Error("no 503 while the only slot was taken")
+	}
+	if status, _ := d.post(t, initBody); status != 200 {
+		t.Errorf("after release: %d", status)
+	}
+}
+
+func TestPanicRecoveryAndAccessLog(t *testing.T) {
+	buf := &syncBuffer{}
+	log := newTestLogger(buf)
+	h := accessLog(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/boom" {
+			panic("boom")
+		}
+		w.Write([]byte("ok"))
+	}))
+	rec := newRecorder()
+	h.ServeHTTP(rec, mustReq("GET", "/boom?token=hidden"))
+	if rec.status != 500 || !strings.Contains(rec.body.String(), "Internal Server Error") {
+		t.Errorf("panic: %d %s", rec.status, rec.body.String())
+	}
+	rec = newRecorder()
+	h.ServeHTTP(rec, mustReq("GET", "/fine"))
+	if rec.status != 200 {
+		t.Errorf("after panic: %d", rec.status)
+	}
+	out := buf.String()
+	if n := strings.Count(out, "msg=http "); n != 2 {
+		t.Errorf("%d access lines:\n%s", n, out)
+	}
+	if strings.Contains(out, "hidden") {
+		t.Error("query string logged")
+	}
+	if !strings.Contains(out, "path=/boom status=500") {
+		t.Errorf("log: %s", out)
+	}
+}
+
+func TestScopePerRequestReleased(t *testing.T) {
+	d := startDaemon(t, Config{})
+	d.post(t, toolCall("write_file", `{"path":"f","content":"x"}`), "X-Scope-Path", "s")
+	before := countFDs(t)
+	for i := 0; i < 50; i++ {
+		d.post(t, toolCall("read_text_file", `{"path":"f"}`), "X-Scope-Path", "s")
+	}
+	if after := countFDs(t); after > before+5 {
+		t.Errorf("fds %d -> %d after 50 scoped requests", before, after)
+	}
+}
+
+func countFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+func TestNormalizeScopePath(t *testing.T) {
+	cases := []struct{ in, out string }{
+		{"", ""}, {"/", ""}, {"a", "a"}, {"/a/b", "a/b"}, {"///a", "a"}, {"a/", "a"},
+		{"a..b", "a..b"}, {"..a", "..a"}, {"a/b..", "a/b.."}, {".", "."}, {"...", "..."},
+	}
+	for _, c := range cases {
+		got, err := NormalizeScopePath(c.in)
+		if err != nil || got != c.out {
+			t.Errorf("%q: %q, %v", c.in, got, err)
+		}
+	}
+	for _, bad := range []string{"..", "a/..", "../a", "a/../b", "a//b", "./a", "a/.", "a//", "a\x00b"} {
+		if _, err := NormalizeScopePath(bad); !errors.Is(err, ErrInvalidScope) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func FuzzNormalizeScopePath(f *testing.F) {
+	for _, s := range []string{"a", "/a/b/", "..", "a/../b", "a..b", "./x", "a//b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := NormalizeScopePath(s)
+		if err != nil {
+			return
+		}
+		for _, seg := range strings.Split(got, "/") {
+			if seg == ".." || (seg == "" && got != "") {
+				t.Fatalf("%q -> %q", s, got)
+			}
+		}
+		if strings.HasPrefix(got, "/") {
+			t.Fatalf("%q -> %q", s, got)
+		}
+		again, err := NormalizeScopePath(got)
+		if err != nil || again != got {
+			t.Fatalf("not idempotent: %q -> %q -> %q, %v", s, got, again, err)
+		}
+	})
+}

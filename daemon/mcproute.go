@@ -1,0 +1,107 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/mcp"
+)
+
+// requestScope carries the scope created for one MCP request from the
+// server factory back to the route, which destroys it once the handler has
+// answered: nothing is kept between requests.
+type requestScope struct{ scope *agentbe.Scope }
+
+type requestScopeKey struct{}
+
+// mcpRoute returns the /mcp handler: the mcp package's stateless Streamable
+// HTTP transport with a fresh Server per request, built by newMCPServer.
+func (s *Server) mcpRoute() http.Handler {
+	h := mcp.NewHTTPHandler(s.newMCPServer, mcp.HTTPOptions{
+		MaxBodyBytes: s.cfg.MaxBodyBytes,
+		AllowedHosts: s.cfg.AllowedHosts,
+		Logger:       s.cfg.Logger,
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		holder := &requestScope{}
+		ctx := context.WithValue(r.Context(), requestScopeKey{}, holder)
+		if s.token.enabled {
+			// The token protects the endpoint; the DNS-rebinding check
+			// (which only runs for requests that arrived on a loopback
+			// address) would refuse legitimate clients behind a local
+			// reverse proxy that forwards another Host.
+			ctx = context.WithValue(ctx, http.LocalAddrContextKey, nil)
+		}
+		h.ServeHTTP(w, r.WithContext(ctx))
+		if holder.scope != nil {
+			holder.scope.Destroy(context.Background())
+		}
+	})
+}
+
+// newMCPServer authenticates and validates one request and returns the MCP
+// server for it: on the workspace, or on a scope of it created for this
+// request only.
+func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, error) {
+	if !s.token.header(r) {
+		return nil, httpErr(http.StatusUnauthorized, "Unauthorized", "Invalid or missing authentication token")
+	}
+	if want, ok := r.Header["X-Root-Dir"]; ok && len(want) > 0 && want[0] != "undefined" {
+		if !s.rootMatches(want[0]) {
+			return nil, httpErr(http.StatusForbidden, "Root directory mismatch",
+				"Server is configured for "+s.rootDir+", not "+want[0])
+		}
+	}
+	scope := s.staticScope
+	if dyn, ok := r.Header["X-Scope-Path"]; ok && len(dyn) > 0 && dyn[0] != "" {
+		if s.staticScope != "" || s.cfg.ScopePath != "" {
+			return nil, httpErr(http.StatusBadRequest, "Scope conflict",
+				"Server was started with static scope '"+s.cfg.ScopePath+"', but request also specified scope '"+dyn[0]+
+					"'. Use one or the other, not both.")
+		}
+		norm, err := NormalizeScopePath(dyn[0])
+		if err != nil {
+			return nil, httpErr(http.StatusBadRequest, "Invalid scope path", "Scope path must not contain path traversal sequences")
+		}
+		scope = norm
+	}
+	if scope == "" {
+		return agentbe.NewMCPServer(s.local), nil
+	}
+	sc, err := s.local.Scope(scope, agentbe.ScopeOptions{})
+	if err != nil {
+		return nil, httpErr(http.StatusBadRequest, "Invalid scope path", "Scope path must not contain path traversal sequences")
+	}
+	if holder, ok := r.Context().Value(requestScopeKey{}).(*requestScope); ok {
+		holder.scope = sc
+	}
+	// The MCP tools expect the scope directory to exist (a new file's
+	// parent must); the library's scope creates it on its first write only.
+	if err := sc.Mkdir(r.Context(), "."); err != nil {
+		return nil, err
+	}
+	return agentbe.NewMCPServer(sc), nil
+}
+
+// rootMatches compares an X-Root-Dir value with the configured root;
+// trailing slashes do not matter.
+func (s *Server) rootMatches(v string) bool {
+	v = trimSlashes(v)
+	return v == trimSlashes(s.rootDir) || v == trimSlashes(s.cfg.RootDir)
+}
+
+func trimSlashes(p string) string {
+	t := strings.TrimRight(p, "/")
+	if t == "" && p != "" {
+		return "/"
+	}
+	return t
+}
+
+func httpErr(status int, e, msg string) error {
+	b, _ := json.Marshal(errorBody{e, msg})
+	return &mcp.HTTPError{Status: status, Body: json.RawMessage(b)}
+}

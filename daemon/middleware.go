@@ -1,0 +1,111 @@
+package daemon
+
+import (
+	"bufio"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"time"
+)
+
+// statusWriter records the status and size of a response for the access
+// log; it keeps Flush (SSE) and Hijack (WebSocket) working.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("daemon: response cannot be hijacked")
+	}
+	c, rw, err := h.Hijack()
+	if err == nil {
+		w.status = http.StatusSwitchingProtocols
+	}
+	return c, rw, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// accessLog wraps h with panic recovery and one slog line per request:
+// method, path (never the query, which may hold ?token=), status, bytes,
+// duration and the client address. Headers are never logged.
+func accessLog(log *slog.Logger, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				log.Error("daemon: handler panic", "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				if sw.status == 0 {
+					writeJSON(sw, http.StatusInternalServerError, errorBody{"Internal Server Error", "The request could not be completed"})
+				}
+			}
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			log.LogAttrs(r.Context(), slog.LevelInfo, "http",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", status), slog.Int64("bytes", sw.bytes),
+				slog.Duration("dur", time.Since(start)), slog.String("remote", r.RemoteAddr))
+		}()
+		h.ServeHTTP(sw, r)
+	})
+}
+
+// limiter admits at most cap(sem) requests at once; the rest get 503 with
+// Retry-After at once rather than queueing without bound.
+type limiter struct{ sem chan struct{} }
+
+func newLimiter(n int) *limiter { return &limiter{sem: make(chan struct{}, n)} }
+
+func (l *limiter) wrap(h http.Handler, what string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case l.sem <- struct{}{}:
+		default:
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusServiceUnavailable, errorBody{"Service Unavailable", "Too many concurrent " + what + "; retry later"})
+			return
+		}
+		defer func() { <-l.sem }()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// errorBody is the {"error","message"} JSON body of daemon.md's errors.
+type errorBody struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}

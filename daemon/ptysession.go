@@ -1,0 +1,54 @@
+package daemon
+
+import (
+	"io"
+	"time"
+
+	agentbe "github.com/agentbe/agent-backend"
+)
+
+// ptyDrain bounds how long output still buffered in the pty is forwarded
+// after the command exited (a background job may hold the terminal open).
+const ptyDrain = 500 * time.Millisecond
+
+// runOnPTY runs command with a pty as its stdin, stdout and stderr,
+// forwarding the channel to the pty master and back.
+//
+// The command runs through the backend like any other (isolation and the
+// safety check apply), which cannot yet make the pty the command's
+// controlling terminal (that needs setsid and TIOCSCTTY in the child, an
+// option agentbe.ExecOptions does not have): programs see a terminal on
+// their standard descriptors, but ^C typed into it does not signal them.
+func (ss *session) runOnPTY(b agentbe.Backend, pty *ptyRequest, command, dir string, env map[string]string) error {
+	master, slave, err := openPTY()
+	if err != nil {
+		// No pty: fall back to a plain command (daemon.md).
+		return ss.runCommand(b, nil, command, dir, env)
+	}
+	ss.mu.Lock()
+	setWinsize(master, ss.size[0], ss.size[1])
+	ss.master = master
+	ss.mu.Unlock()
+
+	go io.Copy(master, ss.ch) // keystrokes; ends with the channel or the master
+	outDone := make(chan struct{})
+	go func() {
+		defer close(outDone)
+		io.Copy(ss.ch, master) // ends with EIO once no slave is open
+	}()
+
+	_, err = b.Exec(ss.ctx, command, agentbe.ExecOptions{
+		Dir: dir, Env: env, Stdin: slave, Stdout: slave, Stderr: slave,
+	})
+	slave.Close()
+	select {
+	case <-outDone:
+	case <-time.After(ptyDrain):
+	}
+	ss.mu.Lock()
+	ss.master = nil
+	ss.mu.Unlock()
+	master.Close()
+	<-outDone
+	return err
+}

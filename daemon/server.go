@@ -1,0 +1,249 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	agentbe "github.com/agentbe/agent-backend"
+)
+
+// Server is a running daemon's state: the workspace backend, the HTTP
+// routes and the SSH-over-WebSocket connections. Create it with New, serve
+// with Serve (or use Run), and release it with Close.
+type Server struct {
+	cfg         Config
+	local       *agentbe.Local
+	rootDir     string // absolute workspace root
+	staticScope string // normalized cfg.ScopePath
+	token       tokenCheck
+	handler     http.Handler
+	hostKey     *hostKeyLoader
+	ws          *wsRegistry
+	sshd        *sshdProcess
+}
+
+// New validates cfg and opens the workspace. Dangerous-command blocking is
+// always on in full daemon mode. The SSH host key is loaded (or generated)
+// in the background so that /health answers at once; /ssh connections wait
+// for it.
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if cfg.RootDir == "" {
+		return nil, fmt.Errorf("daemon: %w: RootDir is required", agentbe.ErrInvalidConfig)
+	}
+	static, err := NormalizeScopePath(cfg.ScopePath)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: scope path %q: %w", cfg.ScopePath, err)
+	}
+	local, err := agentbe.NewLocal(agentbe.LocalConfig{
+		RootDir:   cfg.RootDir,
+		Isolation: cfg.Isolation,
+		Shell:     cfg.Shell,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
+		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry()}
+	if !cfg.DisableSSHWS {
+		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// routes builds the mux: /health (no auth, no limit), /mcp (limited),
+// /ssh (its own connection limit), everything else 404.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/health", healthHandler(healthBody{
+		Status: "ok", Version: s.cfg.Version, RootDir: s.rootDir,
+		Transports: healthTransport{MCP: true, SSHWS: !s.cfg.DisableSSHWS, SSH: s.cfg.Conventional != nil},
+	}))
+	mux.Handle("/mcp", newLimiter(s.cfg.MaxInFlight).wrap(s.mcpRoute(), "requests"))
+	if !s.cfg.DisableSSHWS {
+		mux.Handle("/ssh", newLimiter(s.cfg.MaxSSHConns).wrap(s.sshRoute(), "SSH connections"))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, errorBody{"Not Found", "No route for " + r.Method + " " + r.URL.Path})
+	})
+	return accessLog(s.cfg.Logger, mux)
+}
+
+// Handler returns the daemon's HTTP handler (all routes, access log and
+// limits included), e.g. to mount it on a server of one's own.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// RootDir is the absolute workspace root.
+func (s *Server) RootDir() string { return s.rootDir }
+
+// Serve answers HTTP on ln until ctx is done, then shuts down gracefully
+// (daemon.md's order): WebSocket clients are closed with 1000 "Server
+// shutting down", the HTTP server stops accepting and in-flight requests
+// get ShutdownTimeout to finish, and a supervised sshd is stopped. It
+// returns nil after a shutdown caused by ctx, or the error that stopped
+// serving (an sshd that exited ends serving with an error wrapping
+// ErrSSHDExited).
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          nil,
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- hs.Serve(ln) }()
+	if s.sshd != nil {
+		go func() { errc <- s.sshd.wait() }()
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	s.ws.closeAll(closeNormal, "Server shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if serr := hs.Shutdown(sctx); serr != nil {
+		hs.Close()
+	}
+	s.ws.wait(s.cfg.ShutdownTimeout)
+	if s.sshd != nil {
+		s.sshd.stop(s.cfg.ShutdownTimeout)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Close releases the workspace: commands still running are killed.
+func (s *Server) Close() error {
+	return s.local.Destroy(context.Background())
+}
+
+// Run creates a Server for cfg, listens on cfg.Host:cfg.Port, serves until
+// ctx is done and releases everything. With no AuthToken and a bind
+// address that is not loopback it logs one warning.
+func Run(ctx context.Context, cfg Config) error {
+	cfg = cfg.withDefaults()
+	if cfg.AuthToken == "" && !isLoopbackHost(cfg.Host) {
+		cfg.Logger.Warn("daemon: no auth token is set and the daemon listens on a non-loopback address: anyone who can reach it can run commands in the workspace",
+			"host", cfg.Host, "port", cfg.Port)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if cfg.Conventional != nil {
+		if err := s.startSSHD(ctx); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+	if err != nil {
+		if s.sshd != nil {
+			s.sshd.stop(cfg.ShutdownTimeout)
+		}
+		return fmt.Errorf("daemon: %w", err)
+	}
+	cfg.Logger.Info("daemon: listening", "addr", ln.Addr().String(), "rootDir", s.rootDir,
+		"isolation", string(s.local.Isolation()), "ssh-ws", !cfg.DisableSSHWS)
+	return s.Serve(ctx, ln)
+}
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// StripSecretEnv removes the daemon's own secrets from this process's
+// environment, so that no child started without an explicit environment
+// inherits them: AUTH_TOKEN and SSH_USERS (the Docker layer's variables),
+// AGENTBE_AUTH_TOKEN, and any variable whose value is the token itself.
+// Commands run through the workspace never see this process's environment
+// anyway (agentbe.LocalConfig.InheritEnv is off).
+func StripSecretEnv(token string) {
+	for _, k := range []string{"AUTH_TOKEN", "AGENTBE_AUTH_TOKEN", "SSH_USERS"} {
+		os.Unsetenv(k)
+	}
+	if token == "" {
+		return
+	}
+	for _, kv := range os.Environ() {
+		for i := 0; i < len(kv); i++ {
+			if kv[i] == '=' {
+				if kv[i+1:] == token {
+					os.Unsetenv(kv[:i])
+				}
+				break
+			}
+		}
+	}
+}
+
+// wsRegistry tracks live WebSocket connections for shutdown.
+type wsRegistry struct {
+	mu     sync.Mutex
+	conns  map[*wsConn]struct{}
+	wg     sync.WaitGroup
+	closed bool
+}
+
+func newWSRegistry() *wsRegistry { return &wsRegistry{conns: map[*wsConn]struct{}{}} }
+
+// add registers c; it fails once shutdown has begun.
+func (r *wsRegistry) add(c *wsConn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	r.conns[c] = struct{}{}
+	r.wg.Add(1)
+	return true
+}
+
+func (r *wsRegistry) remove(c *wsConn) {
+	r.mu.Lock()
+	if _, ok := r.conns[c]; ok {
+		delete(r.conns, c)
+		r.wg.Done()
+	}
+	r.mu.Unlock()
+}
+
+func (r *wsRegistry) closeAll(code int, reason string) {
+	r.mu.Lock()
+	r.closed = true
+	list := make([]*wsConn, 0, len(r.conns))
+	for c := range r.conns {
+		list = append(list, c)
+	}
+	r.mu.Unlock()
+	for _, c := range list {
+		c.closeWith(code, reason)
+	}
+}
+
+// wait waits up to d for every connection's handler to finish.
+func (r *wsRegistry) wait(d time.Duration) {
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}

@@ -1,0 +1,324 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+
+	agentbe "github.com/agentbe/agent-backend"
+	"golang.org/x/crypto/ssh"
+)
+
+// Bounds on what one session may store.
+const (
+	maxSessionEnv  = 256
+	maxEnvValueLen = 64 << 10
+	defaultTerm    = "xterm-256color"
+)
+
+// session is one SSH "session" channel: pty-req and env requests are kept
+// for the exec, shell or subsystem request that starts the work; after that
+// window-change resizes the pty and signal ends the process.
+type session struct {
+	s   *Server
+	ch  ssh.Channel
+	ctx context.Context
+
+	env     map[string]string
+	pty     *ptyRequest
+	started bool
+
+	mu       sync.Mutex
+	master   *os.File  // the pty master while a pty process runs
+	size     [2]uint32 // latest window size (cols, rows) once started
+	cancel   context.CancelFunc
+	signaled string // signal name of a cancellation asked by the client
+}
+
+// ptyRequest is what pty-req asked for.
+type ptyRequest struct {
+	Term       string
+	Cols, Rows uint32
+}
+
+// serveSession handles one session channel until the client closes it or
+// its work is done (the exit status sent and the channel closed).
+func (s *Server) serveSession(ctx context.Context, ch ssh.Channel, reqs <-chan *ssh.Request) {
+	ctx, cancel := context.WithCancel(ctx)
+	ss := &session{s: s, ch: ch, ctx: ctx, cancel: cancel, env: map[string]string{}}
+	var work sync.WaitGroup
+	for req := range reqs {
+		ok := ss.handle(req, &work)
+		if req.WantReply {
+			req.Reply(ok, nil)
+		}
+	}
+	// The client closed the channel (or the connection died): whatever
+	// runs is killed.
+	cancel()
+	work.Wait()
+	ch.Close()
+}
+
+func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
+	switch req.Type {
+	case "pty-req":
+		var p struct {
+			Term          string
+			Cols, Rows    uint32
+			Width, Height uint32
+			Modes         string
+		}
+		if ss.started || ssh.Unmarshal(req.Payload, &p) != nil {
+			return false
+		}
+		if p.Term == "" {
+			p.Term = defaultTerm
+		}
+		if p.Cols == 0 {
+			p.Cols = 80
+		}
+		if p.Rows == 0 {
+			p.Rows = 24
+		}
+		ss.pty = &ptyRequest{Term: p.Term, Cols: p.Cols, Rows: p.Rows}
+		return true
+	case "env":
+		var e struct{ Name, Value string }
+		if ss.started || ssh.Unmarshal(req.Payload, &e) != nil || !validEnvName(e.Name) ||
+			len(e.Value) > maxEnvValueLen || len(ss.env) >= maxSessionEnv {
+			return false
+		}
+		ss.env[e.Name] = e.Value
+		return true
+	case "window-change":
+		var w struct{ Cols, Rows, Width, Height uint32 }
+		if ssh.Unmarshal(req.Payload, &w) != nil {
+			return false
+		}
+		if !ss.started && ss.pty != nil {
+			ss.pty.Cols, ss.pty.Rows = w.Cols, w.Rows
+			return true
+		}
+		ss.mu.Lock()
+		ss.size = [2]uint32{w.Cols, w.Rows}
+		if ss.master != nil {
+			setWinsize(ss.master, w.Cols, w.Rows)
+		}
+		ss.mu.Unlock()
+		return true
+	case "signal":
+		var sig struct{ Name string }
+		if ssh.Unmarshal(req.Payload, &sig) != nil {
+			return false
+		}
+		// Only a kill of the whole process group is available through the
+		// backend: every signal ends the command.
+		ss.mu.Lock()
+		if ss.signaled == "" {
+			ss.signaled = sig.Name
+		}
+		ss.mu.Unlock()
+		ss.cancel()
+		return true
+	case "exec", "shell", "subsystem":
+		if ss.started {
+			return false
+		}
+		var arg struct{ Value string }
+		if req.Type != "shell" && ssh.Unmarshal(req.Payload, &arg) != nil {
+			return false
+		}
+		if req.Type == "subsystem" && arg.Value != "sftp" {
+			return false
+		}
+		ss.started = true
+		var pty *ptyRequest
+		if ss.pty != nil {
+			p := *ss.pty
+			pty = &p
+			ss.mu.Lock()
+			ss.size = [2]uint32{p.Cols, p.Rows}
+			ss.mu.Unlock()
+		}
+		work.Add(1)
+		go func() {
+			defer work.Done()
+			ss.run(req.Type, arg.Value, pty)
+		}()
+		return true
+	}
+	return false
+}
+
+// run performs the session's work and reports how it ended: exit-status
+// (or exit-signal) is always sent before the channel is closed.
+func (ss *session) run(kind, arg string, pty *ptyRequest) {
+	b, release, err := ss.s.sessionBackend()
+	if err != nil {
+		ss.fail(err)
+		return
+	}
+	defer release()
+	switch kind {
+	case "subsystem":
+		err := ss.s.serveSFTP(ss.ctx, ss.ch)
+		code := 0
+		if err != nil {
+			code = 1
+		}
+		ss.finish(code, "")
+	case "shell":
+		ss.exitWith(ss.runCommand(b, pty, ss.s.shellCommand(pty != nil), "", nil))
+	case "exec":
+		cmd, dir, env := arg, "", map[string]string(nil)
+		if tc, ok := parseTSCommand(arg); ok {
+			cmd, dir, env = tc.Command, tc.Dir, tc.Env
+		}
+		ss.exitWith(ss.runCommand(b, pty, cmd, dir, env))
+	}
+}
+
+// runCommand runs command through the workspace backend (so isolation and
+// the dangerous-command check apply), on a pty when one was requested.
+func (ss *session) runCommand(b agentbe.Backend, pty *ptyRequest, command, dir string, extra map[string]string) error {
+	env := make(map[string]string, len(ss.env)+len(extra)+1)
+	for k, v := range ss.env {
+		env[k] = v
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	env["TERM"] = defaultTerm
+	if pty != nil {
+		env["TERM"] = pty.Term
+	}
+	if pty != nil && ptySupported {
+		return ss.runOnPTY(b, pty, command, dir, env)
+	}
+	stdin, stop, err := channelStdin(ss.ch)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	_, err = b.Exec(ss.ctx, command, agentbe.ExecOptions{
+		Dir: dir, Env: env, Stdin: stdin, Stdout: ss.ch, Stderr: ss.ch.Stderr(),
+	})
+	return err
+}
+
+// channelStdin gives the command an *os.File as stdin, fed from the
+// channel by a goroutine of ours: os/exec then has no copying goroutine of
+// its own to wait for, so a command that exits without reading its input
+// returns at once. stop closes the command's end; the feeder ends when the
+// channel does (or on the first write after stop).
+func channelStdin(ch ssh.Channel) (*os.File, func(), error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	go func() {
+		io.Copy(pw, ch)
+		pw.Close()
+	}()
+	return pr, func() { pr.Close() }, nil
+}
+
+// exitWith reports a command's outcome on the channel.
+func (ss *session) exitWith(err error) {
+	if err == nil {
+		ss.finish(0, "")
+		return
+	}
+	ss.mu.Lock()
+	sig := ss.signaled
+	ss.mu.Unlock()
+	var xe *agentbe.ExitError
+	switch {
+	case errors.As(err, &xe) && xe.ExitCode >= 0:
+		ss.finish(xe.ExitCode, "")
+	case sig != "" || ss.ctx.Err() != nil || errors.As(err, &xe):
+		if sig == "" {
+			sig = "KILL"
+		}
+		ss.finish(0, sig)
+	default:
+		// The command could not run (refused as dangerous, bad directory,
+		// no shell): the reason goes to stderr and the status is 1.
+		io.WriteString(ss.ch.Stderr(), err.Error()+"\n")
+		ss.finish(1, "")
+	}
+}
+
+// fail reports an error that kept the session from starting.
+func (ss *session) fail(err error) {
+	io.WriteString(ss.ch.Stderr(), err.Error()+"\n")
+	ss.finish(1, "")
+}
+
+// finish sends EOF, exit-status (or exit-signal when sig is set) and
+// closes the channel.
+func (ss *session) finish(code int, sig string) {
+	ss.ch.CloseWrite()
+	if sig != "" {
+		ss.ch.SendRequest("exit-signal", false, ssh.Marshal(struct {
+			Signal     string
+			CoreDumped bool
+			Msg, Lang  string
+		}{Signal: sig}))
+	} else {
+		ss.ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{uint32(code)}))
+	}
+	ss.ch.Close()
+}
+
+func validEnvName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if !isNameByte(n[i], i == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// sessionBackend is the backend SSH commands run on: the workspace, or a
+// scope of it (made for this session only) under a static scope.
+func (s *Server) sessionBackend() (agentbe.Backend, func(), error) {
+	if s.staticScope == "" {
+		return s.local, func() {}, nil
+	}
+	sc, err := s.local.Scope(s.staticScope, agentbe.ScopeOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return sc, func() { sc.Destroy(context.Background()) }, nil
+}
+
+// shellCommand is what a shell request runs: the resolved shell, replacing
+// the `-c` shell, interactive on a pty.
+func (s *Server) shellCommand(tty bool) string {
+	sh := resolveShellPath(s.cfg.Shell)
+	if tty {
+		return "exec " + sh + " -i"
+	}
+	return "exec " + sh
+}
+
+// resolveShellPath follows daemon.md's shell resolution.
+func resolveShellPath(pref agentbe.Shell) string {
+	switch pref {
+	case agentbe.ShellSh:
+		return "/bin/sh"
+	case agentbe.ShellBash:
+		return "/bin/bash"
+	}
+	if fi, err := os.Stat("/bin/bash"); err == nil && !fi.IsDir() {
+		return "/bin/bash"
+	}
+	return "/bin/sh"
+}

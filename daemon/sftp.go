@@ -1,0 +1,73 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/agentbe/agent-backend/internal/wspath"
+	"github.com/agentbe/agent-backend/sftpjail"
+)
+
+// serveSFTP runs the jailed SFTP server on rw, on the workspace root or,
+// under a static scope, on the scope directory. It ends when the client
+// ends the session or ctx is done.
+func (s *Server) serveSFTP(ctx context.Context, rw io.ReadWriteCloser) error {
+	root, host, err := s.openSFTPRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	stop := context.AfterFunc(ctx, func() { rw.Close() })
+	defer stop()
+	return sftpjail.Serve(rw, root, &sftpjail.ServerOptions{RootPath: host})
+}
+
+// errScopeLink is returned when the static scope's path goes through a
+// symbolic link.
+var errScopeLink = errors.New("daemon: the scope directory is reached through a symbolic link")
+
+// openSFTPRoot opens the workspace root, then walks down the static scope
+// one directory at a time without following links (each element is
+// lstat'ed, opened, and checked to be the same directory), creating
+// missing ones, like the library's scopes do.
+func (s *Server) openSFTPRoot() (*os.Root, string, error) {
+	root, err := os.OpenRoot(s.rootDir)
+	if err != nil {
+		return nil, "", err
+	}
+	if s.staticScope == "" || s.staticScope == "." {
+		return root, s.rootDir, nil
+	}
+	for _, name := range strings.Split(s.staticScope, "/") {
+		fi, err := root.Lstat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err = root.Mkdir(name, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
+				fi, err = root.Lstat(name)
+			}
+		}
+		if err != nil {
+			root.Close()
+			return nil, "", err
+		}
+		if !fi.IsDir() {
+			root.Close()
+			return nil, "", errScopeLink
+		}
+		sub, err := root.OpenRoot(name)
+		root.Close()
+		if err != nil {
+			return nil, "", err
+		}
+		got, err := sub.Stat(".")
+		if err != nil || !os.SameFile(fi, got) {
+			sub.Close()
+			return nil, "", errScopeLink
+		}
+		root = sub
+	}
+	return root, wspath.Join(s.rootDir, s.staticScope), nil
+}

@@ -1,0 +1,113 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// serverVersion is the SSH identification string the daemon sends.
+const serverVersion = "SSH-2.0-agentbe"
+
+// sshConfig builds the per-connection server configuration: the WebSocket
+// was authenticated already, so every SSH authentication method succeeds
+// (daemon.md's passthrough).
+func sshConfig(signer ssh.Signer) *ssh.ServerConfig {
+	cfg := &ssh.ServerConfig{
+		NoClientAuth:  true,
+		ServerVersion: serverVersion,
+		PasswordCallback: func(ssh.ConnMetadata, []byte) (*ssh.Permissions, error) {
+			return nil, nil
+		},
+		PublicKeyCallback: func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error) {
+			return nil, nil
+		},
+		KeyboardInteractiveCallback: func(ssh.ConnMetadata, ssh.KeyboardInteractiveChallenge) (*ssh.Permissions, error) {
+			return nil, nil
+		},
+	}
+	cfg.AddHostKey(signer)
+	return cfg
+}
+
+// serveSSH runs one SSH server connection on c until either side ends it.
+// The WebSocket is closed with 1000 when the SSH connection ends cleanly and
+// 1011 when it fails (handshake error included). Everything the connection
+// started (commands, SFTP sessions) is ended with it.
+func (s *Server) serveSSH(parent context.Context, c *wsConn) {
+	signer, err := s.hostKey.get()
+	if err != nil {
+		c.closeWith(closeInternal, "SSH host key unavailable")
+		return
+	}
+	c.SetDeadline(time.Now().Add(s.cfg.SSHHandshakeTimeout))
+	conn, chans, reqs, err := ssh.NewServerConn(c, sshConfig(signer))
+	if err != nil {
+		c.closeWith(closeInternal, "SSH handshake failed")
+		return
+	}
+	c.SetDeadline(time.Time{})
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	go handleGlobalRequests(reqs)
+
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, s.cfg.MaxChannelsPerConn)
+	for nc := range chans {
+		if nc.ChannelType() != "session" {
+			nc.Reject(ssh.UnknownChannelType, "only session channels are supported")
+			continue
+		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			nc.Reject(ssh.ResourceShortage, "too many channels on this connection")
+			continue
+		}
+		ch, chReqs, err := nc.Accept()
+		if err != nil {
+			<-slots
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			s.serveSession(ctx, ch, chReqs)
+		}()
+	}
+	// The connection is gone: end what it started, then close the socket.
+	cancel()
+	wg.Wait()
+	err = conn.Wait()
+	conn.Close()
+	if err != nil && !isClosedErr(err) {
+		c.closeWith(closeInternal, "SSH connection failed")
+		return
+	}
+	c.closeWith(closeNormal, "")
+}
+
+// handleGlobalRequests answers keepalive@openssh.com (and any request that
+// wants a reply) so clients' keepalives see the daemon alive; everything
+// else is refused.
+func handleGlobalRequests(reqs <-chan *ssh.Request) {
+	for r := range reqs {
+		if r.WantReply {
+			r.Reply(r.Type == "keepalive@openssh.com", nil)
+		}
+	}
+}
+
+// isClosedErr reports whether the SSH connection ended normally: the peer
+// closed the stream or sent a disconnect message.
+func isClosedErr(err error) bool {
+	return err == nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		strings.HasPrefix(err.Error(), "ssh: disconnect")
+}

@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/net/websocket"
+)
+
+// hijackRecorder keeps the TCP connection the WebSocket library hijacks, so
+// the daemon can close it after its own close frame.
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := h.ResponseWriter.(http.Hijacker).Hijack()
+	if err == nil {
+		h.conn = c
+		// Clear any deadline the HTTP server left on the connection.
+		c.SetDeadline(time.Time{})
+	}
+	return c, rw, err
+}
+
+// sshRoute is WS /ssh. Authentication (?token= or the Authorization
+// header) is decided before the upgrade; a client that fails it still gets
+// the upgrade and then a close frame 4001 "Unauthorized", which is what the
+// TypeScript client expects. No Origin is required (CLI clients send none);
+// without a token, a browser's cross-site Origin is refused with 403, since
+// nothing else would stop a web page from reaching a local daemon.
+func (s *Server) sshRoute() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			writeJSON(w, http.StatusBadRequest, errorBody{"Bad Request", "WebSocket upgrade required"})
+			return
+		}
+		authorized := s.token.query(r) || s.token.header(r)
+		if !s.token.enabled && !sameOrigin(r) {
+			writeJSON(w, http.StatusForbidden, errorBody{"Forbidden", "Cross-origin WebSocket refused"})
+			return
+		}
+		rec := &hijackRecorder{ResponseWriter: w}
+		srv := websocket.Server{
+			Handshake: func(cfg *websocket.Config, _ *http.Request) error {
+				cfg.Protocol = nil // select no subprotocol
+				return nil
+			},
+			Handler: func(ws *websocket.Conn) {
+				c := newWSConn(ws, rec.conn)
+				if !authorized {
+					c.closeWith(closeUnauthorized, "Unauthorized")
+					return
+				}
+				if !s.ws.add(c) {
+					c.closeWith(closeNormal, "Server shutting down")
+					return
+				}
+				defer s.ws.remove(c)
+				s.serveSSH(r.Context(), c)
+			},
+		}
+		srv.ServeHTTP(rec, r)
+	})
+}
+
+// sameOrigin reports whether r has no Origin, or one naming the host the
+// request was sent to, or a loopback host.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	return false
+}

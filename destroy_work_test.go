@@ -1,0 +1,86 @@
+package agentbe
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestDestroyKillsRunningExec: a command started before Destroy is killed
+// by it (its whole group: the delayed write never happens) and its Exec
+// returns a DESTROYED error, in every mode.
+func TestDestroyKillsRunningExec(t *testing.T) {
+	modes := []Isolation{IsolationNone, IsolationSoftware}
+	if _, err := detectBwrap(); err == nil || os.Getenv("CI") != "" {
+		modes = append(modes, IsolationBwrap)
+	}
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			ws := t.TempDir()
+			l := newIsoLocal(t, ws, mode, false)
+			started := filepath.Join(ws, "started")
+			done := make(chan error, 1)
+			go func() {
+				_, err := l.Exec(context.Background(), "touch started; (sleep 1; echo late > late) & sleep 30", ExecOptions{})
+				done <- err
+			}()
+			waitFor(t, func() bool { _, err := os.Stat(started); return err == nil })
+			begin := time.Now()
+			mustOK(t, l.Destroy(context.Background()))
+			select {
+			case err := <-done:
+				if CodeOf(err) != CodeDestroyed || !errors.Is(err, ErrDestroyed) {
+					t.Fatalf("Exec after Destroy: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Exec still running 10 s after Destroy")
+			}
+			time.Sleep(time.Until(begin.Add(1500 * time.Millisecond)))
+			if _, err := os.Stat(filepath.Join(ws, "late")); err == nil {
+				t.Fatal("a command of the destroyed backend wrote to the workspace")
+			}
+		})
+	}
+}
+
+// TestDestroyAbortsOpenWriter: a writer open at Destroy fails with
+// ErrDestroyed on its next Write and on Close, and leaves nothing behind.
+func TestDestroyAbortsOpenWriter(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	l := newIsoLocal(t, ws, IsolationNone, false)
+	mustOK(t, l.Write(ctx, "f.txt", []byte("old")))
+	w, err := l.Create(ctx, "f.txt")
+	mustOK(t, err)
+	if _, err := w.Write([]byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, l.Destroy(ctx))
+	if _, err := w.Write([]byte("more")); !errors.Is(err, ErrDestroyed) {
+		t.Errorf("Write after Destroy: %v", err)
+	}
+	if err := w.Close(); !errors.Is(err, ErrDestroyed) || CodeOf(err) != CodeDestroyed {
+		t.Errorf("Close after Destroy: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "f.txt")); string(b) != "old" {
+		t.Errorf("content %q", b)
+	}
+	ents, _ := os.ReadDir(ws)
+	if len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition not reached in 10 s")
+}

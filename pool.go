@@ -1,0 +1,399 @@
+package agentbe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// PoolConfig configures a Pool of backends built from configurations of
+// type C (RemoteConfig, LocalConfig, …). Only New is required.
+type PoolConfig[C any] struct {
+	// New builds a backend from a configuration: the defaults merged with
+	// the request's override.
+	New func(ctx context.Context, cfg C) (Backend, error)
+	// Defaults is the configuration every backend starts from.
+	Defaults C
+	// Merge combines the defaults with an override; nil means: every
+	// non-zero field of the override replaces the defaults' field (maps and
+	// slices as a whole), which is what client.md's "override values take
+	// precedence" asks of a struct.
+	Merge func(defaults, override C) C
+	// IdleTimeout is how long a backend nobody holds stays pooled; zero
+	// means 5 minutes.
+	IdleTimeout time.Duration
+	// SweepInterval, when positive, runs Sweep that often in the
+	// background until Close.
+	SweepInterval time.Duration
+	// Shards, when set, are the daemons keys are spread over: each key goes
+	// to the shard that rendezvous (highest-random-weight) hashing picks
+	// among the live ones, so a key always lands on the same daemon and
+	// adding or removing one moves only that daemon's share. Place returns
+	// the configuration aimed at a shard (for RemoteConfig: its Host and
+	// Port); it is required with Shards.
+	Shards []string
+	Place  func(cfg C, shard string) C
+	// ShardRetry is how long a shard whose backend became unusable is left
+	// out of the rendezvous before it is tried again; zero means 30 s.
+	ShardRetry time.Duration
+}
+
+// isUsable reports whether the pool may hand b out again: client.md reuses
+// a backend only while it is connected (a Remote that lost its daemon is
+// replaced, which for a sharded pool moves the key to a live daemon). A
+// pool of Remote backends should therefore connect them in New.
+func isUsable(b Backend) bool {
+	s := b.Status()
+	return s == StatusConnected || s == StatusConnecting
+}
+
+// Pool keeps at most one backend per key and hands it to whoever asks for
+// that key, counting its users; see client.md "Connection Pooling". It is
+// safe for concurrent use.
+//
+// A backend is built once per key even when many goroutines acquire the key
+// at once before it exists (they wait for the one build). A pooled backend
+// that is no longer usable is destroyed and replaced on the next Acquire.
+// Requests without a key get a fresh backend that is not pooled: Release
+// destroys it.
+type Pool[C any] struct {
+	cfg   PoolConfig[C]
+	mu    sync.Mutex
+	m     map[string]*poolEntry
+	down  map[string]time.Time // shard → when it may be tried again
+	fresh map[*Lease]struct{}  // unkeyed leases
+	done  chan struct{}
+	wg    sync.WaitGroup
+	shut  bool
+}
+
+type poolEntry struct {
+	ready   chan struct{} // closed once the build finished
+	b       Backend
+	err     error
+	shard   string
+	users   int
+	lastUse time.Time
+}
+
+// Lease is one acquisition of a pooled backend; release it exactly once.
+type Lease struct {
+	Backend
+	key      string
+	entry    *poolEntry
+	released bool
+}
+
+// ErrPoolClosed is returned by Acquire after Close.
+var ErrPoolClosed = errors.New("agentbe: pool closed")
+
+// ErrLeaseReleased is returned when a lease is released twice or does not
+// belong to the pool.
+var ErrLeaseReleased = errors.New("agentbe: lease already released or unknown")
+
+// NewPool returns an empty pool.
+func NewPool[C any](cfg PoolConfig[C]) (*Pool[C], error) {
+	if cfg.New == nil {
+		return nil, configErr("PoolConfig.New is required", nil)
+	}
+	if len(cfg.Shards) > 0 && cfg.Place == nil {
+		return nil, configErr("PoolConfig.Place is required with Shards", nil)
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 5 * time.Minute
+	}
+	if cfg.ShardRetry <= 0 {
+		cfg.ShardRetry = 30 * time.Second
+	}
+	if cfg.Merge == nil {
+		cfg.Merge = mergeNonZero[C]
+	}
+	cfg.Shards = append([]string(nil), cfg.Shards...)
+	p := &Pool[C]{cfg: cfg, m: map[string]*poolEntry{}, down: map[string]time.Time{},
+		fresh: map[*Lease]struct{}{}, done: make(chan struct{})}
+	if cfg.SweepInterval > 0 {
+		p.wg.Add(1)
+		go p.sweepLoop()
+	}
+	return p, nil
+}
+
+// Acquire returns the backend for key (a fresh, unpooled one when key is
+// ""), built from the defaults merged with override (nil: the defaults)
+// when it does not exist yet or is no longer usable. The override of a
+// later Acquire does not change an existing backend.
+func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease, error) {
+	cfg := p.cfg.Defaults
+	if override != nil {
+		cfg = p.cfg.Merge(cfg, *override)
+	}
+	if key == "" {
+		p.mu.Lock()
+		if p.shut {
+			p.mu.Unlock()
+			return nil, ErrPoolClosed
+		}
+		p.mu.Unlock()
+		b, err := p.cfg.New(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		l := &Lease{Backend: b}
+		p.mu.Lock()
+		if p.shut {
+			p.mu.Unlock()
+			b.Destroy(context.WithoutCancel(ctx))
+			return nil, ErrPoolClosed
+		}
+		p.fresh[l] = struct{}{}
+		p.mu.Unlock()
+		return l, nil
+	}
+	for {
+		p.mu.Lock()
+		if p.shut {
+			p.mu.Unlock()
+			return nil, ErrPoolClosed
+		}
+		e, ok := p.m[key]
+		if ok {
+			select {
+			case <-e.ready:
+				if e.err == nil && isUsable(e.b) {
+					e.users++
+					p.mu.Unlock()
+					return &Lease{Backend: e.b, key: key, entry: e}, nil
+				}
+				// Failed build or dead backend: replace it.
+				delete(p.m, key)
+				if e.shard != "" {
+					p.down[e.shard] = time.Now().Add(p.cfg.ShardRetry)
+				}
+				p.mu.Unlock()
+				if e.b != nil {
+					e.b.Destroy(context.WithoutCancel(ctx))
+				}
+				continue
+			default:
+				p.mu.Unlock()
+				select {
+				case <-e.ready:
+					continue
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+		}
+		e = &poolEntry{ready: make(chan struct{}), users: 1}
+		if len(p.cfg.Shards) > 0 {
+			e.shard = p.pickShard(key)
+			cfg = p.cfg.Place(cfg, e.shard)
+		}
+		p.m[key] = e
+		p.mu.Unlock()
+
+		b, err := p.cfg.New(ctx, cfg)
+		p.mu.Lock()
+		e.b, e.err = b, err
+		close(e.ready)
+		if err != nil {
+			if p.m[key] == e {
+				delete(p.m, key)
+			}
+			if e.shard != "" {
+				p.down[e.shard] = time.Now().Add(p.cfg.ShardRetry)
+			}
+			p.mu.Unlock()
+			return nil, err
+		}
+		if p.shut {
+			p.mu.Unlock()
+			b.Destroy(context.WithoutCancel(ctx))
+			return nil, ErrPoolClosed
+		}
+		p.mu.Unlock()
+		return &Lease{Backend: b, key: key, entry: e}, nil
+	}
+}
+
+// pickShard returns the live shard for key (all shards when none is
+// live). Callers hold p.mu.
+func (p *Pool[C]) pickShard(key string) string {
+	now := time.Now()
+	live := make([]string, 0, len(p.cfg.Shards))
+	for _, s := range p.cfg.Shards {
+		if until, ok := p.down[s]; !ok || now.After(until) {
+			live = append(live, s)
+		}
+	}
+	if len(live) == 0 {
+		live = p.cfg.Shards
+	}
+	return rendezvous(key, live)
+}
+
+// Release ends a lease. A pooled backend stays in the pool (idle once its
+// last lease is released); an unkeyed one is destroyed. Releasing a lease
+// twice is an error.
+func (p *Pool[C]) Release(l *Lease) error {
+	if l == nil {
+		return ErrLeaseReleased
+	}
+	p.mu.Lock()
+	if l.released {
+		p.mu.Unlock()
+		return ErrLeaseReleased
+	}
+	if l.entry == nil {
+		if _, ok := p.fresh[l]; !ok {
+			p.mu.Unlock()
+			return ErrLeaseReleased
+		}
+		delete(p.fresh, l)
+		l.released = true
+		p.mu.Unlock()
+		return l.Backend.Destroy(context.Background())
+	}
+	l.released = true
+	l.entry.users--
+	l.entry.lastUse = time.Now()
+	p.mu.Unlock()
+	return nil
+}
+
+// With acquires key, runs fn with the backend and releases it, also when fn
+// returns an error or panics (the panic goes on after the release).
+func (p *Pool[C]) With(ctx context.Context, key string, override *C, fn func(Backend) error) (err error) {
+	l, err := p.Acquire(ctx, key, override)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := p.Release(l); err == nil && rerr != nil {
+			err = rerr
+		}
+	}()
+	return fn(l.Backend)
+}
+
+// PoolStats counts a pool's backends.
+type PoolStats struct {
+	Total  int // pooled backends plus unkeyed ones in use
+	Active int // backends with at least one lease
+	Idle   int // pooled backends nobody holds
+}
+
+// Stats returns the current counts.
+func (p *Pool[C]) Stats() PoolStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := PoolStats{Total: len(p.fresh), Active: len(p.fresh)}
+	for _, e := range p.m {
+		s.Total++
+		if e.users > 0 {
+			s.Active++
+		} else {
+			s.Idle++
+		}
+	}
+	return s
+}
+
+// Sweep destroys the pooled backends nobody has held for IdleTimeout, and
+// those no longer usable, and returns how many it removed.
+func (p *Pool[C]) Sweep() int {
+	now := time.Now()
+	var victims []Backend
+	p.mu.Lock()
+	for k, e := range p.m {
+		select {
+		case <-e.ready:
+		default:
+			continue
+		}
+		if e.users == 0 && (now.Sub(e.lastUse) >= p.cfg.IdleTimeout || e.err != nil || !isUsable(e.b)) {
+			delete(p.m, k)
+			if e.b != nil {
+				victims = append(victims, e.b)
+			}
+		}
+	}
+	p.mu.Unlock()
+	for _, b := range victims {
+		b.Destroy(context.Background())
+	}
+	return len(victims)
+}
+
+func (p *Pool[C]) sweepLoop() {
+	defer p.wg.Done()
+	t := time.NewTicker(p.cfg.SweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+			p.Sweep()
+		}
+	}
+}
+
+// Close stops the sweeper and destroys every backend, pooled or leased;
+// later Acquires fail with ErrPoolClosed. It is idempotent.
+func (p *Pool[C]) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.shut {
+		p.mu.Unlock()
+		return nil
+	}
+	p.shut = true
+	close(p.done)
+	var all []Backend
+	for _, e := range p.m {
+		select {
+		case <-e.ready:
+			if e.b != nil {
+				all = append(all, e.b)
+			}
+		default: // its builder destroys it when it sees shut
+		}
+	}
+	for l := range p.fresh {
+		all = append(all, l.Backend)
+	}
+	p.m, p.fresh = map[string]*poolEntry{}, map[*Lease]struct{}{}
+	p.mu.Unlock()
+	p.wg.Wait()
+	var first error
+	for _, b := range all {
+		if err := b.Destroy(ctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// mergeNonZero copies every non-zero field of override over defaults. A
+// non-struct C is replaced whole when the override is non-zero.
+func mergeNonZero[C any](defaults, override C) C {
+	dv, ov := reflect.ValueOf(&defaults).Elem(), reflect.ValueOf(override)
+	if dv.Kind() != reflect.Struct {
+		if !ov.IsZero() {
+			return override
+		}
+		return defaults
+	}
+	for i := 0; i < dv.NumField(); i++ {
+		if f := ov.Field(i); dv.Field(i).CanSet() && !f.IsZero() {
+			dv.Field(i).Set(f)
+		}
+	}
+	return defaults
+}
+
+// String describes the lease for logs.
+func (l *Lease) String() string { return fmt.Sprintf("lease(%q)", l.key) }

@@ -1,0 +1,315 @@
+package agentbe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// memPool is a pool of Memory backends counting what it built.
+func memPool(t *testing.T, cfg PoolConfig[MemoryConfig]) (*Pool[MemoryConfig], *atomic.Int32) {
+	t.Helper()
+	var built atomic.Int32
+	if cfg.New == nil {
+		cfg.New = func(ctx context.Context, c MemoryConfig) (Backend, error) {
+			built.Add(1)
+			time.Sleep(time.Millisecond) // widen the window for duplicate builds
+			return NewMemory(c)
+		}
+	}
+	p, err := NewPool(cfg)
+	mustOK(t, err)
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p, &built
+}
+
+func TestPoolOneBackendPerKey(t *testing.T) {
+	before := runtime.NumGoroutine()
+	p, built := memPool(t, PoolConfig[MemoryConfig]{})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	backends := make([]sync.Map, 10)
+	for g := 0; g < 100; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				key := fmt.Sprint((g + i) % 10)
+				l, err := p.Acquire(ctx, key, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				backends[(g+i)%10].Store(l.Backend, true)
+				if err := p.Release(l); err != nil {
+					t.Error(err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if n := built.Load(); n != 10 {
+		t.Errorf("built %d backends for 10 keys", n)
+	}
+	for i := range backends {
+		n := 0
+		backends[i].Range(func(any, any) bool { n++; return true })
+		if n != 1 {
+			t.Errorf("key %d had %d backends", i, n)
+		}
+	}
+	if s := p.Stats(); s != (PoolStats{Total: 10, Active: 0, Idle: 10}) {
+		t.Errorf("stats %+v", s)
+	}
+	mustOK(t, p.Close(ctx))
+	if s := p.Stats(); s.Total != 0 {
+		t.Errorf("after Close: %+v", s)
+	}
+	if _, err := p.Acquire(ctx, "k", nil); !errors.Is(err, ErrPoolClosed) {
+		t.Errorf("Acquire after Close: %v", err)
+	}
+	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
+}
+
+func TestPoolLeases(t *testing.T) {
+	ctx := context.Background()
+	p, built := memPool(t, PoolConfig[MemoryConfig]{})
+	a, err := p.Acquire(ctx, "k", nil)
+	mustOK(t, err)
+	b, err := p.Acquire(ctx, "k", nil)
+	mustOK(t, err)
+	if a.Backend != b.Backend {
+		t.Fatal("same key, different backends")
+	}
+	if s := p.Stats(); s != (PoolStats{Total: 1, Active: 1}) {
+		t.Errorf("stats %+v", s)
+	}
+	mustOK(t, p.Release(a))
+	if err := p.Release(a); !errors.Is(err, ErrLeaseReleased) {
+		t.Errorf("second release: %v", err)
+	}
+	if err := p.Release(&Lease{}); !errors.Is(err, ErrLeaseReleased) {
+		t.Errorf("unknown lease: %v", err)
+	}
+	mustOK(t, p.Release(b))
+	if s := p.Stats(); s != (PoolStats{Total: 1, Idle: 1}) {
+		t.Errorf("stats %+v", s)
+	}
+
+	// Unkeyed: fresh each time, destroyed on release.
+	u1, err := p.Acquire(ctx, "", nil)
+	mustOK(t, err)
+	u2, err := p.Acquire(ctx, "", nil)
+	mustOK(t, err)
+	if u1.Backend == u2.Backend || built.Load() != 3 {
+		t.Fatal("unkeyed acquisitions shared a backend")
+	}
+	mustOK(t, p.Release(u1))
+	if u1.Status() != StatusDestroyed {
+		t.Error("unkeyed backend not destroyed on release")
+	}
+	mustOK(t, p.Release(u2))
+
+	// A destroyed pooled backend is replaced.
+	c, err := p.Acquire(ctx, "k", nil)
+	mustOK(t, err)
+	mustOK(t, c.Destroy(ctx))
+	mustOK(t, p.Release(c))
+	d, err := p.Acquire(ctx, "k", nil)
+	mustOK(t, err)
+	if d.Backend == c.Backend || d.Status() != StatusConnected {
+		t.Error("destroyed backend handed out again")
+	}
+	mustOK(t, p.Release(d))
+}
+
+func TestPoolWithReleasesOnErrorAndPanic(t *testing.T) {
+	ctx := context.Background()
+	p, _ := memPool(t, PoolConfig[MemoryConfig]{})
+	boom := errors.New("boom")
+	if err := p.With(ctx, "k", nil, func(Backend) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("With: %v", err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("panic swallowed")
+			}
+		}()
+		p.With(ctx, "k", nil, func(Backend) error { panic("x") })
+	}()
+	if s := p.Stats(); s.Active != 0 || s.Idle != 1 {
+		t.Errorf("lease kept after error/panic: %+v", s)
+	}
+}
+
+func TestPoolIdleSweepAndOverrides(t *testing.T) {
+	ctx := context.Background()
+	var got []MemoryConfig
+	var mu sync.Mutex
+	p, _ := memPool(t, PoolConfig[MemoryConfig]{
+		Defaults:      MemoryConfig{RootDir: "/default"},
+		IdleTimeout:   20 * time.Millisecond,
+		SweepInterval: 5 * time.Millisecond,
+		New: func(ctx context.Context, c MemoryConfig) (Backend, error) {
+			mu.Lock()
+			got = append(got, c)
+			mu.Unlock()
+			return NewMemory(c)
+		},
+	})
+	l, err := p.Acquire(ctx, "a", &MemoryConfig{RootDir: "/tenant-a"})
+	mustOK(t, err)
+	if l.RootDir() != "/tenant-a" {
+		t.Errorf("override not applied: %q", l.RootDir())
+	}
+	l2, err := p.Acquire(ctx, "b", nil)
+	mustOK(t, err)
+	if l2.RootDir() != "/default" {
+		t.Errorf("defaults not applied: %q", l2.RootDir())
+	}
+	time.Sleep(60 * time.Millisecond)
+	if s := p.Stats(); s.Total != 2 {
+		t.Errorf("held backends swept: %+v", s)
+	}
+	mustOK(t, p.Release(l))
+	mustOK(t, p.Release(l2))
+	waitFor(t, func() bool { return p.Stats().Total == 0 })
+	if l.Status() != StatusDestroyed {
+		t.Error("swept backend not destroyed")
+	}
+}
+
+func TestMergeNonZero(t *testing.T) {
+	type cfg struct {
+		A string
+		B int
+		C map[string]string
+		d int
+	}
+	got := mergeNonZero(cfg{A: "a", B: 1, C: map[string]string{"x": "1"}, d: 4}, cfg{B: 2, d: 9})
+	if got.A != "a" || got.B != 2 || got.C["x"] != "1" || got.d != 4 {
+		t.Errorf("%+v", got)
+	}
+	if mergeNonZero(3, 0) != 3 || mergeNonZero(3, 5) != 5 {
+		t.Error("non-struct merge")
+	}
+}
+
+func TestRendezvousMovesOnlyTheRemovedShare(t *testing.T) {
+	nodes := []string{"a:1", "b:1", "c:1", "d:1", "e:1"}
+	owner := map[string]string{}
+	count := map[string]int{}
+	for i := 0; i < 1000; i++ {
+		k := fmt.Sprint("tenant-", i)
+		owner[k] = rendezvous(k, nodes)
+		count[owner[k]]++
+	}
+	for _, n := range nodes {
+		if count[n] < 120 || count[n] > 280 {
+			t.Errorf("node %s owns %d of 1000 keys", n, count[n])
+		}
+	}
+	rest := []string{"a:1", "b:1", "d:1", "e:1"} // c removed
+	for k, o := range owner {
+		now := rendezvous(k, rest)
+		if o != "c:1" && now != o {
+			t.Fatalf("key %s moved from %s to %s though its node stayed", k, o, now)
+		}
+	}
+	more := append(append([]string(nil), nodes...), "f:1")
+	for k, o := range owner {
+		if now := rendezvous(k, more); now != o && now != "f:1" {
+			t.Fatalf("adding a node moved %s from %s to %s", k, o, now)
+		}
+	}
+}
+
+func TestPoolShardsSkipDeadOnes(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	dead := map[string]bool{}
+	p, _ := memPool(t, PoolConfig[MemoryConfig]{
+		Shards:     []string{"/s1", "/s2", "/s3"},
+		Place:      func(c MemoryConfig, shard string) MemoryConfig { c.RootDir = shard; return c },
+		ShardRetry: time.Hour,
+		New: func(ctx context.Context, c MemoryConfig) (Backend, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if dead[c.RootDir] {
+				return nil, errors.New("connection refused")
+			}
+			return NewMemory(c)
+		},
+	})
+	owner := map[string]string{}
+	for i := 0; i < 300; i++ {
+		k := fmt.Sprint("k", i)
+		l, err := p.Acquire(ctx, k, nil)
+		mustOK(t, err)
+		owner[k] = l.RootDir()
+		mustOK(t, p.Release(l))
+	}
+	victim := owner["k0"]
+	mu.Lock()
+	dead[victim] = true
+	mu.Unlock()
+	for k, o := range owner {
+		l, err := p.Acquire(ctx, k, nil)
+		mustOK(t, err)
+		if o != victim && l.RootDir() != o {
+			t.Fatalf("%s moved from a live shard %s to %s", k, o, l.RootDir())
+		}
+		if o == victim {
+			// Its backend still works in memory; make it unusable as a
+			// killed daemon's Remote would be, then the next acquire moves.
+			mustOK(t, l.Destroy(ctx))
+			mustOK(t, p.Release(l))
+			l2, err := p.Acquire(ctx, k, nil)
+			mustOK(t, err)
+			if l2.RootDir() == victim {
+				t.Fatalf("%s stayed on the dead shard", k)
+			}
+			mustOK(t, p.Release(l2))
+			continue
+		}
+		mustOK(t, p.Release(l))
+	}
+}
+
+// TestPoolShardBuildFailureMovesKey: the first acquisition of a key whose
+// daemon is down fails fast; the next one lands on a live daemon.
+func TestPoolShardBuildFailureMovesKey(t *testing.T) {
+	ctx := context.Background()
+	shards := []string{"/s1", "/s2", "/s3"}
+	p, _ := memPool(t, PoolConfig[MemoryConfig]{
+		Shards: shards,
+		Place:  func(c MemoryConfig, shard string) MemoryConfig { c.RootDir = shard; return c },
+		New: func(ctx context.Context, c MemoryConfig) (Backend, error) {
+			if c.RootDir == "/s2" {
+				return nil, errors.New("connection refused")
+			}
+			return NewMemory(c)
+		},
+	})
+	key := ""
+	for i := 0; key == ""; i++ {
+		if k := fmt.Sprint("t", i); rendezvous(k, shards) == "/s2" {
+			key = k
+		}
+	}
+	if _, err := p.Acquire(ctx, key, nil); err == nil {
+		t.Fatal("acquire on a dead shard succeeded")
+	}
+	l, err := p.Acquire(ctx, key, nil)
+	mustOK(t, err)
+	if l.RootDir() == "/s2" {
+		t.Fatal("key stayed on the dead shard")
+	}
+	mustOK(t, p.Release(l))
+}

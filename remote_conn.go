@@ -1,0 +1,495 @@
+package agentbe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/agentbe/agent-backend/internal/wsnet"
+	"github.com/agentbe/agent-backend/sftpjail"
+)
+
+// ErrUnauthorized is wrapped by the error of a Remote whose daemon refused
+// the token (WebSocket close 4001, HTTP 401) or the SSH credentials; such a
+// failure is never retried.
+var ErrUnauthorized = errors.New("unauthorized")
+
+// defaultConnectTimeout bounds a connection attempt when OperationTimeout
+// is not set.
+const defaultConnectTimeout = 30 * time.Second
+
+// remoteCore is what a Remote and its scope views share: the configuration,
+// the connection and its state machine.
+type remoteCore struct {
+	cfg     RemoteConfig
+	rootDir string // the root Remote's RootDir, clean
+	checker *SafetyChecker
+	log     opLog
+	life    *lifecycle // tracked closers; the status lives in hub
+	hub     *statusHub
+	ctx     context.Context // cancelled by destroy
+	cancel  context.CancelFunc
+	warnKey sync.Once
+
+	mu         sync.Mutex
+	link       *remoteLink
+	attempt    chan struct{} // closed when the attempt in progress ends
+	attemptErr error         // outcome of the last attempt
+	retry      *time.Timer   // a scheduled reconnection attempt
+	retries    int           // failed attempts since the loss
+	lastErr    error         // why the last link went down
+	destroyed  bool
+}
+
+func newRemoteCore(cfg RemoteConfig, checker *SafetyChecker) *remoteCore {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &remoteCore{cfg: cfg, checker: checker, log: opLog{logger: cfg.Logger, mode: cfg.LogMode},
+		life: newLifecycle(StatusDisconnected), hub: newStatusHub(StatusDisconnected), ctx: ctx, cancel: cancel}
+}
+
+// remoteLink is one live SSH connection and its SFTP session.
+type remoteLink struct {
+	ssh  *ssh.Client
+	sftp *sftpjail.Client
+	lost chan struct{} // closed once the link is down
+	once sync.Once
+	// presentedRoot is RootDir as the daemon's REALPATH presents it: the
+	// path itself from OpenSSH or the reference, "/" (or a path from "/" of
+	// its workspace) from ours.
+	presentedRoot string
+}
+
+func (l *remoteLink) close() {
+	l.once.Do(func() {
+		close(l.lost)
+		l.sftp.Close()
+		l.ssh.Close()
+	})
+}
+
+func (c *remoteCore) alive(op, p string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.destroyed {
+		return &Error{Code: CodeDestroyed, Op: op, Path: p, Backend: KindRemote, Err: ErrDestroyed}
+	}
+	return nil
+}
+
+// connClosed is the error of an operation that found no connection or lost
+// it.
+func connClosed(op, p string, cause error) error {
+	err := ErrConnectionClosed
+	if cause != nil {
+		err = &wrapped{msg: "connection closed", err: cause, is: ErrConnectionClosed}
+	}
+	return &Error{Code: CodeConnectionClosed, Op: op, Path: p, Backend: KindRemote, Err: err}
+}
+
+// ensure returns the live link, connecting first when there is none: an
+// operation on a disconnected Remote connects it (the first one, and again
+// after the retries ran out). While a reconnection is scheduled it fails at
+// once with CONNECTION_CLOSED instead of waiting for the backoff.
+func (c *remoteCore) ensure(ctx context.Context, op string) (*remoteLink, error) {
+	c.mu.Lock()
+	if c.destroyed {
+		c.mu.Unlock()
+		return nil, &Error{Code: CodeDestroyed, Op: op, Backend: KindRemote, Err: ErrDestroyed}
+	}
+	if c.link != nil {
+		l := c.link
+		c.mu.Unlock()
+		return l, nil
+	}
+	if c.retry != nil && c.attempt == nil {
+		cause := c.lastErr
+		c.mu.Unlock()
+		return nil, connClosed(op, "", cause)
+	}
+	if c.attempt == nil {
+		c.startAttempt(false)
+	}
+	ch := c.attempt
+	c.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		return nil, connClosed(op, "", ctx.Err())
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.link != nil {
+		return c.link, nil
+	}
+	if c.destroyed {
+		return nil, &Error{Code: CodeDestroyed, Op: op, Backend: KindRemote, Err: ErrDestroyed}
+	}
+	return nil, c.attemptErr
+}
+
+// startAttempt starts a connection attempt; c.mu is held.
+func (c *remoteCore) startAttempt(reconnect bool) {
+	ch := make(chan struct{})
+	c.attempt = ch
+	if reconnect {
+		c.hub.set(StatusReconnecting)
+	} else {
+		c.hub.set(StatusConnecting)
+	}
+	go c.runAttempt(reconnect, ch)
+}
+
+func (c *remoteCore) runAttempt(reconnect bool, ch chan struct{}) {
+	defer close(ch)
+	link, err := c.dial(c.ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.attempt = nil
+	if c.destroyed {
+		if link != nil {
+			link.close()
+		}
+		return
+	}
+	if err == nil {
+		c.link, c.retries = link, 0
+		c.hub.set(StatusConnected)
+		go c.watch(link)
+		return
+	}
+	code := CodeConnectionClosed
+	if errors.Is(err, ErrUnauthorized) {
+		code = CodeInvalidConfiguration
+	}
+	c.attemptErr = &Error{Code: code, Op: "connect", Backend: KindRemote,
+		Err: &wrapped{msg: "cannot connect to " + c.addr(), err: err, is: ErrConnectionClosed}}
+	if !reconnect || errors.Is(err, ErrUnauthorized) {
+		c.hub.set(StatusDisconnected)
+		return
+	}
+	c.retries++
+	if max := c.maxRetries(); max > 0 && c.retries >= max {
+		c.hub.set(StatusDisconnected)
+		return
+	}
+	c.schedule()
+}
+
+// schedule arms the next reconnection attempt; c.mu is held.
+func (c *remoteCore) schedule() {
+	c.retry = time.AfterFunc(c.backoff(c.retries), func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.retry = nil
+		if c.destroyed || c.link != nil || c.attempt != nil {
+			return
+		}
+		c.startAttempt(true)
+	})
+}
+
+// backoff is min(initial·multiplier^n, max).
+func (c *remoteCore) backoff(n int) time.Duration {
+	rc := c.cfg.Reconnect
+	initial, max, mult := rc.InitialDelay, rc.MaxDelay, rc.Multiplier
+	if initial <= 0 {
+		initial = time.Second
+	}
+	if max <= 0 {
+		max = 30 * time.Second
+	}
+	if mult <= 0 {
+		mult = 2
+	}
+	d := float64(initial) * math.Pow(mult, float64(n))
+	if d > float64(max) || math.IsInf(d, 0) || math.IsNaN(d) {
+		return max
+	}
+	return time.Duration(d)
+}
+
+func (c *remoteCore) maxRetries() int {
+	switch n := c.cfg.Reconnect.MaxRetries; {
+	case n == 0:
+		return 5
+	case n < 0:
+		return 0
+	default:
+		return n
+	}
+}
+
+// watch waits for the link to end and handles the loss.
+func (c *remoteCore) watch(l *remoteLink) {
+	err := l.ssh.Wait()
+	c.lost(l, err)
+}
+
+// lost tears a link down once: pending operations fail (the SFTP session
+// and the SSH channels close), the status becomes disconnected and one
+// reconnection is scheduled.
+func (c *remoteCore) lost(l *remoteLink, cause error) {
+	l.close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.link != l {
+		return
+	}
+	c.link, c.lastErr = nil, cause
+	if c.destroyed {
+		return
+	}
+	c.hub.set(StatusDisconnected)
+	if !c.cfg.Reconnect.Disabled {
+		c.retries = 0
+		c.schedule()
+	}
+}
+
+// destroy implements Remote.Destroy.
+func (c *remoteCore) destroy() error {
+	c.mu.Lock()
+	if c.destroyed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.destroyed = true
+	if c.retry != nil {
+		c.retry.Stop()
+		c.retry = nil
+	}
+	l := c.link
+	c.link = nil
+	c.cancel()
+	c.mu.Unlock()
+	if l != nil {
+		l.close()
+	}
+	err := c.life.destroy()
+	c.hub.set(StatusDestroyed)
+	return err
+}
+
+func (c *remoteCore) addr() string {
+	if c.cfg.Transport == TransportSSH {
+		return net.JoinHostPort(c.cfg.Host, strconv.Itoa(portOr(c.cfg.SSHPort, 22)))
+	}
+	return net.JoinHostPort(c.cfg.Host, strconv.Itoa(portOr(c.cfg.Port, 3001)))
+}
+
+func portOr(p, def int) int {
+	if p == 0 {
+		return def
+	}
+	return p
+}
+
+// dial makes one connection: the transport, the SSH handshake and the SFTP
+// session, all within the connect timeout.
+func (c *remoteCore) dial(ctx context.Context) (*remoteLink, error) {
+	timeout := c.cfg.OperationTimeout
+	if timeout <= 0 {
+		timeout = defaultConnectTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var nc net.Conn
+	var err error
+	if c.cfg.Transport == TransportSSH {
+		nc, err = (&net.Dialer{}).DialContext(ctx, "tcp", c.addr())
+	} else {
+		nc, err = c.dialWebSocket(ctx)
+	}
+	if err != nil {
+		if wsnet.IsUnauthorized(err) {
+			return nil, &wrapped{msg: "the daemon refused the token", err: err, is: ErrUnauthorized}
+		}
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	defer stop()
+	sc, chans, reqs, err := ssh.NewClientConn(nc, c.addr(), c.sshConfig())
+	if err != nil {
+		nc.Close()
+		if wc, ok := nc.(*wsnet.Conn); ok {
+			if code, _ := wc.CloseCode(); code == wsnet.CloseUnauthorized {
+				return nil, &wrapped{msg: "the daemon refused the token", err: err, is: ErrUnauthorized}
+			}
+		}
+		if c.cfg.Transport == TransportSSH && isSSHAuthFailure(err) {
+			return nil, &wrapped{msg: "the SSH server refused the credentials", err: err, is: ErrUnauthorized}
+		}
+		return nil, err
+	}
+	client := ssh.NewClient(sc, chans, reqs)
+	sftp, err := openSFTP(ctx, client)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	if !stop() {
+		client.Close()
+		return nil, ctx.Err()
+	}
+	presented, err := sftp.RealPath(ctx, c.rootDir)
+	if err != nil {
+		sftp.Close()
+		client.Close()
+		return nil, fmt.Errorf("workspace %s on the daemon: %w", c.rootDir, err)
+	}
+	l := &remoteLink{ssh: client, sftp: sftp, lost: make(chan struct{}), presentedRoot: presented}
+	go c.keepalive(l)
+	return l, nil
+}
+
+func isSSHAuthFailure(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "unable to authenticate") || strings.Contains(msg, "no supported methods remain")
+}
+
+func (c *remoteCore) dialWebSocket(ctx context.Context) (net.Conn, error) {
+	scheme := "ws"
+	if c.cfg.Secure {
+		scheme = "wss"
+	}
+	h := c.cfg.Headers.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	if c.cfg.Token != "" {
+		h.Set("Authorization", "Bearer "+c.cfg.Token)
+	}
+	return wsnet.Dial(ctx, scheme+"://"+c.addr()+"/ssh", wsnet.DialConfig{Header: h, TLS: c.cfg.TLS})
+}
+
+func (c *remoteCore) sshConfig() *ssh.ClientConfig {
+	user := c.cfg.SSHUser
+	if user == "" {
+		user = "root"
+	}
+	var auth []ssh.AuthMethod
+	if len(c.cfg.SSHSigners) > 0 {
+		auth = append(auth, ssh.PublicKeys(c.cfg.SSHSigners...))
+	}
+	pw := c.cfg.SSHPassword
+	if pw == "" && c.cfg.Transport != TransportSSH {
+		pw = "agentbe" // any password: the WebSocket already carried the token
+	}
+	if pw != "" {
+		auth = append(auth, ssh.Password(pw))
+	}
+	hk := c.cfg.HostKeyCallback
+	if hk == nil {
+		c.warnKey.Do(func() {
+			slog.Warn("agentbe: Remote accepts any SSH host key of " + c.addr() +
+				"; set RemoteConfig.HostKeyCallback to pin it")
+		})
+		hk = ssh.InsecureIgnoreHostKey()
+	}
+	return &ssh.ClientConfig{User: user, Auth: auth, HostKeyCallback: hk}
+}
+
+// openSFTP starts the "sftp" subsystem on a new session.
+func openSFTP(ctx context.Context, client *ssh.Client) (*sftpjail.Client, error) {
+	s, err := client.NewSession()
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.StdinPipe()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	r, err := s.StdoutPipe()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.RequestSubsystem("sftp"); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sftp subsystem: %w", err)
+	}
+	return sftpjail.NewClientContext(ctx, sessionStream{r, w, s}, nil)
+}
+
+// sessionStream is an SSH session's stdin and stdout as one stream.
+type sessionStream struct {
+	io.Reader
+	w io.WriteCloser
+	s *ssh.Session
+}
+
+func (s sessionStream) Write(p []byte) (int, error) { return s.w.Write(p) }
+func (s sessionStream) Close() error {
+	s.w.Close()
+	return s.s.Close()
+}
+
+// keepalive probes the link every interval and closes it after CountMax
+// probes in a row went unanswered within an interval.
+func (c *remoteCore) keepalive(l *remoteLink) {
+	every := c.cfg.KeepaliveInterval
+	if every < 0 {
+		return
+	}
+	if every == 0 {
+		every = 30 * time.Second
+	}
+	max := c.cfg.KeepaliveCountMax
+	if max <= 0 {
+		max = 3
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	misses := 0
+	for {
+		select {
+		case <-l.lost:
+			return
+		case <-t.C:
+		}
+		answered := make(chan bool, 1)
+		go func() {
+			_, _, err := l.ssh.SendRequest("keepalive@openssh.com", true, nil)
+			answered <- err == nil
+		}()
+		select {
+		case ok := <-answered:
+			if ok {
+				misses = 0
+				continue
+			}
+			misses = max
+		case <-l.lost:
+			return
+		case <-time.After(every):
+			misses++
+		}
+		if misses >= max {
+			c.lost(l, errors.New("keepalive: no answer"))
+			return
+		}
+	}
+}
+
+// opCtx applies OperationTimeout to ctx when it has no earlier deadline.
+func (c *remoteCore) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.cfg.OperationTimeout <= 0 {
+		return ctx, func() {}
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= c.cfg.OperationTimeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, c.cfg.OperationTimeout)
+}

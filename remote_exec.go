@@ -1,0 +1,202 @@
+package agentbe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Exec runs command on the daemon over an SSH exec channel, in RootDir (or
+// opts.Dir), with HOME set to that directory and the merged environment
+// (RemoteConfig.Env, the scope's, opts.Env). Output is binary-safe: stdout
+// and stderr stream to opts.Stdout / opts.Stderr when set, else stdout is
+// collected (capped by MaxOutputBytes). A non-zero exit, or death by a
+// signal (ExitError.Signal), yields EXEC_FAILED with an *ExitError;
+// cancelling ctx or opts.Timeout closes the channel, which makes the daemon
+// kill the command's process group; losing the connection yields
+// CONNECTION_CLOSED at once.
+//
+// The command is checked against the dangerous-command list here first
+// (unless AllowDangerous), and again by the daemon.
+//
+// Working directory and environment travel in the command line, in the
+// form the TypeScript client uses (HOME='<dir>' K='v' cd "<dir>" && cmd),
+// which our daemon recognises and applies exactly. Other daemons (the
+// TypeScript reference, a plain sshd) would give the variables to "cd"
+// only, so for them the same assignments are exported again before the
+// command. A directory whose name contains $ ` \ or " cannot be written in
+// that form and is refused.
+func (r *Remote) Exec(ctx context.Context, command string, opts ExecOptions) ([]byte, error) {
+	start := time.Now()
+	out, stderr, err := r.exec(ctx, command, opts)
+	if lg := r.core.logFor(r.view); lg.logger != nil {
+		lg.logExec(start, command, string(out), stderr, err)
+	}
+	return out, err
+}
+
+func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]byte, string, error) {
+	if err := r.core.alive("exec", ""); err != nil {
+		return nil, "", err
+	}
+	if strings.TrimSpace(command) == "" {
+		return nil, "", &Error{Code: CodeEmptyCommand, Op: "exec", Backend: KindRemote, Err: ErrEmptyCommand}
+	}
+	if !r.core.cfg.AllowDangerous {
+		if err := r.core.checker.Check(command); err != nil {
+			return nil, "", withBackend(err, KindRemote)
+		}
+	}
+	dir := r.rootDir
+	if opts.Dir != "" {
+		d, err := r.remotePath("exec", opts.Dir)
+		if err != nil {
+			return nil, "", err
+		}
+		dir = d
+	}
+	if strings.ContainsAny(dir, "$`\\\"\x00") {
+		return nil, "", &Error{Code: CodeExecError, Op: "exec", Path: opts.Dir, Command: command, Backend: KindRemote,
+			Err: errors.New(`the working directory's name contains $ ` + "`" + ` \ or ", which cannot be sent safely`)}
+	}
+	env := mergeMaps(r.core.cfg.Env, opts.Env)
+	if err := validateEnv(env); err != nil {
+		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindRemote, Err: err}
+	}
+	if err := validateRemoteEnv(env); err != nil {
+		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindRemote, Err: err}
+	}
+	ctx, cancel := r.core.opCtx(ctx)
+	defer cancel()
+	if opts.Timeout > 0 {
+		var c2 context.CancelFunc
+		ctx, c2 = context.WithTimeout(ctx, opts.Timeout)
+		defer c2()
+	}
+	l, err := r.core.ensure(ctx, "exec")
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := l.ssh.NewSession()
+	if err != nil {
+		return nil, "", r.fail("exec", "", l, err)
+	}
+	defer s.Close()
+	stdout := &capBuffer{max: r.outputCap()}
+	stderr := &capBuffer{max: maxStderrKept}
+	s.Stdin = opts.Stdin
+	if opts.Stdout != nil {
+		s.Stdout = opts.Stdout
+	} else {
+		s.Stdout = stdout
+	}
+	if opts.Stderr != nil {
+		s.Stderr = multiWriter{opts.Stderr, stderr}
+	} else {
+		s.Stderr = stderr
+	}
+	ours := strings.Contains(string(l.ssh.ServerVersion()), "agentbe")
+	if err := s.Start(remoteCommand(dir, env, command, !ours)); err != nil {
+		return nil, "", r.fail("exec", "", l, err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- s.Wait() }()
+	var runErr error
+	select {
+	case runErr = <-waited:
+	case <-ctx.Done():
+		_ = s.Signal(ssh.SIGKILL)
+		s.Close()
+		<-waited
+		return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
+			Backend: KindRemote, Err: ctx.Err()}
+	}
+	if runErr == nil {
+		if opts.Stdout != nil {
+			return nil, stderr.String(), nil
+		}
+		return stdout.result(), stderr.String(), nil
+	}
+	var ee *ssh.ExitError
+	if !errors.As(runErr, &ee) {
+		select {
+		case <-l.lost:
+			return nil, stderr.String(), connClosed("exec", "", runErr)
+		default:
+		}
+		return nil, stderr.String(), &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindRemote,
+			Err: fmt.Errorf("command ended without an exit status: %w", runErr)}
+	}
+	xe := &ExitError{Command: command, ExitCode: ee.ExitStatus(), Signal: ee.Signal(),
+		Stdout: stdout.result(), Stderr: stderr.Bytes()}
+	if xe.Signal != "" {
+		xe.ExitCode = -1
+	}
+	return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command, Backend: KindRemote, Err: xe}
+}
+
+func (r *Remote) outputCap() int {
+	if n := r.core.cfg.MaxOutputBytes; n > 0 {
+		return n
+	}
+	return DefaultMaxOutputBytes
+}
+
+// validateRemoteEnv refuses names the command-line form cannot carry
+// (shell names only: letters, digits, '_', not starting with a digit).
+func validateRemoteEnv(env map[string]string) error {
+	for k := range env {
+		for i := 0; i < len(k); i++ {
+			c := k[i]
+			if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+				return fmt.Errorf("environment variable name %q is not a shell name", k)
+			}
+		}
+	}
+	return nil
+}
+
+// remoteCommand writes dir, HOME and env into the command line (see Exec);
+// exportAgain repeats the assignments as an export for daemons that do not
+// recognise the prefix.
+func remoteCommand(dir string, env map[string]string, command string, exportAgain bool) string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		if k != "HOME" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var a strings.Builder
+	a.WriteString("HOME=")
+	a.WriteString(shellQuote(dir))
+	for _, k := range keys {
+		a.WriteByte(' ')
+		a.WriteString(k)
+		a.WriteByte('=')
+		a.WriteString(shellQuote(env[k]))
+	}
+	assigns := a.String()
+	var b strings.Builder
+	b.WriteString(assigns)
+	b.WriteString(` cd "`)
+	b.WriteString(dir)
+	b.WriteString(`" && `)
+	if exportAgain {
+		b.WriteString("export ")
+		b.WriteString(assigns)
+		b.WriteString(" && ")
+	}
+	b.WriteString(command)
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell: '…' with each ' written '\”.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

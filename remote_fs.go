@@ -1,0 +1,468 @@
+package agentbe
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/agentbe/agent-backend/internal/wspath"
+	"github.com/agentbe/agent-backend/sftpjail"
+)
+
+// File operations of a Remote, all over its SFTP session: no shell command
+// is ever built from a path. Paths follow the workspace conventions and are
+// sent as absolute paths under RootDir.
+
+// sftpOp resolves p, connects if needed and runs fn with the SFTP client and
+// the remote path, under OperationTimeout; errors become *Error values.
+func (r *Remote) sftpOp(ctx context.Context, op, p string, fn func(ctx context.Context, c *sftpjail.Client, rp string) error) error {
+	rp, err := r.remotePath(op, p)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := r.core.opCtx(ctx)
+	defer cancel()
+	l, err := r.core.ensure(ctx, op)
+	if err != nil {
+		return withPath(err, p)
+	}
+	return r.fail(op, p, l, fn(ctx, l.sftp, rp))
+}
+
+// withPath sets the Path of an *Error that has none.
+func withPath(err error, p string) error {
+	var e *Error
+	if errors.As(err, &e) && e.Path == "" {
+		c := *e
+		c.Path = p
+		return &c
+	}
+	return err
+}
+
+// fail wraps the error of an operation on link l: CONNECTION_CLOSED when
+// the link went down, DESTROYED after Destroy, else the code of op.
+func (r *Remote) fail(op, p string, l *remoteLink, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	select {
+	case <-l.lost:
+		if r.core.alive(op, p) != nil {
+			return &Error{Code: CodeDestroyed, Op: op, Path: p, Backend: KindRemote, Err: ErrDestroyed}
+		}
+		return connClosed(op, p, err)
+	default:
+	}
+	if errors.Is(err, sftpjail.ErrConnClosed) {
+		return connClosed(op, p, err)
+	}
+	code := opCode(op)
+	if errors.Is(err, ErrPathEscape) {
+		code = CodePathEscape
+	}
+	return &Error{Code: code, Op: op, Path: p, Backend: KindRemote, Err: err}
+}
+
+// MaxReadBytes is the limit of Read.
+func (r *Remote) MaxReadBytes() int64 { return effectiveReadLimit(r.core.cfg.MaxReadBytes) }
+
+// Read returns the content of the file p, up to MaxReadBytes (a larger file
+// fails with ErrTooLarge before anything is read; Open streams it).
+func (r *Remote) Read(ctx context.Context, p string) (data []byte, err error) {
+	done := r.logBegin("read", p)
+	err = r.sftpOp(ctx, "read", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
+		f, err := c.Open(ctx, rp)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if err := checkReadable(fi); err != nil {
+			return err
+		}
+		data, err = readAllLimited(f, fi.Size(), r.MaxReadBytes())
+		return err
+	})
+	done(err)
+	return data, err
+}
+
+// Write replaces the file p atomically: the content goes to a temporary
+// sibling that is renamed over p (posix-rename) once complete, so readers
+// see the old or the new content, never a part. Missing parents are
+// created. A new file gets mode 0644 (before the daemon's umask); a
+// replaced one keeps its permission bits.
+func (r *Remote) Write(ctx context.Context, p string, data []byte) error {
+	done := r.logBegin("write", p)
+	err := r.sftpOp(ctx, "write", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
+		w, err := remoteCreate(ctx, c, rp)
+		if err != nil {
+			return err
+		}
+		if _, err := w.f.Write(data); err != nil {
+			w.abort()
+			return err
+		}
+		return w.commit()
+	})
+	done(err)
+	return err
+}
+
+// Open streams the file p (many reads in flight; see sftpjail.File).
+func (r *Remote) Open(ctx context.Context, p string) (rc io.ReadCloser, err error) {
+	done := r.logBegin("open", p)
+	err = r.sftpOp(ctx, "open", p, func(_ context.Context, c *sftpjail.Client, rp string) error {
+		// The file outlives this call: its context is the caller's, not the
+		// operation timeout's.
+		f, err := c.Open(ctx, rp)
+		if err != nil {
+			return err
+		}
+		rc = f
+		return nil
+	})
+	done(err)
+	return rc, err
+}
+
+// Create returns a writer whose content replaces p atomically when Close
+// returns nil; cancelling ctx or a failed write abandons it and leaves p as
+// it was.
+func (r *Remote) Create(ctx context.Context, p string) (wc io.WriteCloser, err error) {
+	done := r.logBegin("create", p)
+	err = r.sftpOp(ctx, "create", p, func(_ context.Context, c *sftpjail.Client, rp string) error {
+		w, err := remoteCreate(ctx, c, rp)
+		if err != nil {
+			return err
+		}
+		w.wrap = func(err error) error { return r.failLinkless("create", p, err) }
+		w.done = done
+		wc = w
+		return nil
+	})
+	if err != nil {
+		done(err)
+	}
+	return wc, err
+}
+
+// failLinkless wraps a writer's error after the operation's link may be gone.
+func (r *Remote) failLinkless(op, p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sftpjail.ErrConnClosed) {
+		return connClosed(op, p, err)
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return &Error{Code: CodeWriteFailed, Op: op, Path: p, Backend: KindRemote, Err: err}
+}
+
+// ReadDir lists the names in directory p, sorted.
+func (r *Remote) ReadDir(ctx context.Context, p string) (names []string, err error) {
+	done := r.logBegin("readdir", p)
+	err = r.sftpOp(ctx, "readdir", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
+		infos, err := c.ReadDir(ctx, rp)
+		if err != nil {
+			return err
+		}
+		names = make([]string, len(infos))
+		for i, fi := range infos {
+			names[i] = fi.Name()
+		}
+		sort.Strings(names)
+		return nil
+	})
+	done(err)
+	return names, err
+}
+
+// Mkdir creates directory p and its parents.
+func (r *Remote) Mkdir(ctx context.Context, p string) error {
+	done := r.logBegin("mkdir", p)
+	err := r.sftpOp(ctx, "mkdir", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
+		return c.MkdirAll(ctx, rp, 0o755)
+	})
+	done(err)
+	return err
+}
+
+// Exists reports whether p exists.
+func (r *Remote) Exists(ctx context.Context, p string) (ok bool, err error) {
+	done := r.logBegin("exists", p)
+	err = r.sftpOp(ctx, "exists", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
+		_, err := c.Stat(ctx, rp)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		ok = err == nil
+		return err
+	})
+	done(err)
+	return ok, err
+}
+
+// Stat describes p, following links.
+func (r *Remote) Stat(ctx context.Context, p string) (fi fs.FileInfo, err error) {
+	done := r.logBegin("stat", p)
+	err = r.sftpOp(ctx, "stat", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
+		fi, err = c.Stat(ctx, rp)
+		return err
+	})
+	done(err)
+	return fi, err
+}
+
+// Lstat describes p without following a final link.
+func (r *Remote) Lstat(ctx context.Context, p string) (fi fs.FileInfo, err error) {
+	done := r.logBegin("lstat", p)
+	err = r.sftpOp(ctx, "lstat", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
+		fi, err = c.Lstat(ctx, rp)
+		return err
+	})
+	done(err)
+	return fi, err
+}
+
+// Remove deletes p; see RemoveOptions. The workspace root itself cannot be
+// removed.
+func (r *Remote) Remove(ctx context.Context, p string, opts RemoveOptions) error {
+	done := r.logBegin("remove", p)
+	err := r.sftpOp(ctx, "remove", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
+		if rp == r.rootDir {
+			return &fs.PathError{Op: "remove", Path: p, Err: fs.ErrPermission}
+		}
+		fi, err := c.Lstat(ctx, rp)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && opts.Force:
+			return nil
+		case err != nil:
+			return err
+		case fi.IsDir() && opts.Recursive:
+			return c.RemoveAll(ctx, rp)
+		case fi.IsDir():
+			return c.RemoveDir(ctx, rp)
+		}
+		return c.Remove(ctx, rp)
+	})
+	done(err)
+	return err
+}
+
+// Rename moves oldPath to newPath, replacing newPath if it exists.
+func (r *Remote) Rename(ctx context.Context, oldPath, newPath string) error {
+	done := r.core.logFor(r.view).begin2("rename", oldPath, newPath)
+	rn, err := r.remotePath("rename", newPath)
+	if err == nil {
+		err = r.sftpOp(ctx, "rename", oldPath, func(ctx context.Context, c *sftpjail.Client, ro string) error {
+			return c.Rename(ctx, ro, rn)
+		})
+	}
+	done(err)
+	return err
+}
+
+// Touch creates p (and its parents) if it does not exist; it never
+// truncates.
+func (r *Remote) Touch(ctx context.Context, p string) error {
+	done := r.logBegin("touch", p)
+	err := r.sftpOp(ctx, "touch", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
+		f, err := c.OpenFile(ctx, rp, os.O_WRONLY|os.O_CREATE, 0o644)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := c.MkdirAll(ctx, path.Dir(rp), 0o755); err != nil {
+				return err
+			}
+			f, err = c.OpenFile(ctx, rp, os.O_WRONLY|os.O_CREATE, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	})
+	done(err)
+	return err
+}
+
+// RealPath asks the daemon to resolve p and refuses an answer outside the
+// workspace (a link leading out). Daemons present paths differently (ours
+// from "/" of its workspace, OpenSSH's and the reference's as host paths),
+// so the answer is mapped through how the daemon presented RootDir when the
+// connection was made.
+func (r *Remote) RealPath(ctx context.Context, p string) (real string, err error) {
+	done := r.logBegin("realpath", p)
+	rp, err := r.remotePath("realpath", p)
+	if err == nil {
+		ctx, cancel := r.core.opCtx(ctx)
+		defer cancel()
+		var l *remoteLink
+		if l, err = r.core.ensure(ctx, "realpath"); err != nil {
+			err = withPath(err, p)
+		} else {
+			var got string
+			got, err = l.sftp.RealPath(ctx, rp)
+			if err == nil {
+				var ok bool
+				if real, ok = r.fromPresented(l, got); !ok {
+					real, err = "", ErrPathEscape
+				}
+			}
+			err = r.fail("realpath", p, l, err)
+		}
+	}
+	done(err)
+	return real, err
+}
+
+// fromPresented maps a path as the daemon presents it back to a path under
+// this backend's RootDir; false when it lies outside.
+func (r *Remote) fromPresented(l *remoteLink, got string) (string, bool) {
+	rel, err := wspath.Resolve(r.core.rootDir, r.rootDir)
+	if err != nil {
+		return "", false
+	}
+	presented := wspath.Join(l.presentedRoot, rel)
+	if !inside(got, presented) {
+		return "", false
+	}
+	sub, err := wspath.Resolve(presented, got)
+	if err != nil {
+		return "", false
+	}
+	return wspath.Join(r.rootDir, sub), true
+}
+
+// remoteWriter is an atomic replacement in progress on the daemon.
+type remoteWriter struct {
+	ctx    context.Context
+	c      *sftpjail.Client
+	f      *sftpjail.File
+	tmp    string
+	target string
+	mode   fs.FileMode // of the replaced file, 0 if new
+	wrap   func(error) error
+	done   func(error)
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// remoteCreate opens a temporary sibling of rp (O_EXCL, so nothing planted
+// there is followed), creating the parents when missing.
+func remoteCreate(ctx context.Context, c *sftpjail.Client, rp string) (*remoteWriter, error) {
+	dir, base := path.Split(rp)
+	tmp := dir + "." + base + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+	var mode fs.FileMode
+	if fi, err := c.Stat(ctx, rp); err == nil {
+		if fi.IsDir() {
+			return nil, &fs.PathError{Op: "write", Path: rp, Err: errIsDir}
+		}
+		mode = fi.Mode().Perm()
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	f, err := c.OpenFile(ctx, tmp, flags, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := c.MkdirAll(ctx, path.Dir(rp), 0o755); err != nil {
+			return nil, err
+		}
+		f, err = c.OpenFile(ctx, tmp, flags, 0o644)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &remoteWriter{ctx: ctx, c: c, f: f, tmp: tmp, target: rp, mode: mode}, nil
+}
+
+var errIsDir = errors.New("is a directory")
+
+func (w *remoteWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil && w.wrap != nil {
+		err = w.wrap(err)
+	}
+	return n, err
+}
+
+// ReadFrom keeps io.Copy on the pipelined path.
+func (w *remoteWriter) ReadFrom(src io.Reader) (int64, error) {
+	n, err := w.f.ReadFrom(src)
+	if err != nil && w.wrap != nil {
+		err = w.wrap(err)
+	}
+	return n, err
+}
+
+// commit closes the temporary file and renames it over the target.
+func (w *remoteWriter) commit() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return fs.ErrClosed
+	}
+	w.closed = true
+	err := w.f.Close()
+	if err == nil {
+		err = w.ctx.Err()
+	}
+	if err == nil && w.mode != 0 && w.mode != 0o644 {
+		err = w.c.Chmod(w.ctx, w.tmp, w.mode)
+	}
+	if err == nil {
+		err = w.c.Rename(w.ctx, w.tmp, w.target)
+	}
+	if err != nil {
+		w.c.Remove(context.WithoutCancel(w.ctx), w.tmp)
+	}
+	return err
+}
+
+func (w *remoteWriter) abort() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.closed = true
+		w.f.Close()
+		w.c.Remove(context.WithoutCancel(w.ctx), w.tmp)
+	}
+}
+
+// Close commits the content (see Remote.Create).
+func (w *remoteWriter) Close() error {
+	err := w.commit()
+	if w.wrap != nil {
+		err = w.wrap(err)
+	}
+	if w.done != nil {
+		w.done(err)
+	}
+	return err
+}
+
+func (r *Remote) logBegin(op, p string) func(error) { return r.core.logFor(r.view).begin(op, p) }
+
+// logFor returns the operation log of the root (views log through their
+// Scope instead).
+func (c *remoteCore) logFor(view bool) opLog {
+	if view {
+		return opLog{}
+	}
+	return c.log
+}
