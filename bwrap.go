@@ -29,6 +29,8 @@ type bwrapLayout struct {
 	asRoot bool       // bwrap runs as root (euid 0)
 	stage  *etcStage  // private copy of etcFiles; nil: bind them one by one
 	etcDir string     // the stage generation to bind at /etc ("" if none)
+	// noBindFD: this bwrap predates --bind-fd (0.8.0); see bwrapArgv.
+	noBindFD bool
 }
 
 // systemDirs are mounted read-only when they exist.
@@ -120,9 +122,23 @@ const (
 // path, /etc stage) nor the command's environment appears in the
 // /proc/1/cmdline that sandboxed programs can read (pid 1 there is bwrap's
 // reaper, a fork of this very command line), nor in the host's ps.
+//
+// A bwrap older than 0.8.0 has no --bind-fd: the workspace is then bound
+// from /proc/self/fd/5, which names the same open directory, but bwrap
+// leaves that descriptor open in the command it starts. A fixed trampoline
+// closes it before any of the command's code runs:
+//
+//	SHELL -c 'exec 5<&- && exec "$0" "$@"' SHELL -c COMMAND
 func bwrapArgv(l bwrapLayout, s sandboxSpec) []string {
-	return []string{l.bwrap, "--args", strconv.Itoa(bwrapArgsFD), "--", s.Shell, "-c", s.Command}
+	argv := []string{l.bwrap, "--args", strconv.Itoa(bwrapArgsFD), "--"}
+	if l.noBindFD {
+		argv = append(argv, s.Shell, "-c", closeWorkspaceFD)
+	}
+	return append(argv, s.Shell, "-c", s.Command)
 }
+
+// closeWorkspaceFD is the trampoline of bwrapArgv for old bwrap versions.
+var closeWorkspaceFD = "exec " + strconv.Itoa(bwrapWorkspaceFD) + `<&- && exec "$0" "$@"`
 
 // bwrapSetup builds the sandbox set-up that bwrap reads from its --args
 // descriptor. It is pure: all host knowledge comes from l, and env is the
@@ -174,7 +190,7 @@ func bwrapSetup(l bwrapLayout, s sandboxSpec, env []string) []string {
 	}
 	argv = append(argv,
 		"--tmpfs", "/tmp",
-		"--bind-fd", strconv.Itoa(bwrapWorkspaceFD), sandboxWorkspace,
+		bindFlag(l), bindSource(l), sandboxWorkspace,
 		"--unshare-all", "--share-net",
 		"--cap-drop", "ALL",
 		"--die-with-parent", "--new-session",
@@ -185,6 +201,22 @@ func bwrapSetup(l bwrapLayout, s sandboxSpec, env []string) []string {
 		argv = append(argv, "--setenv", k, v)
 	}
 	return append(argv, "--chdir", sandboxDir(s.WorkRel))
+}
+
+// bindFlag and bindSource bind the workspace descriptor: with --bind-fd,
+// or by its /proc/self/fd name on a bwrap that lacks it.
+func bindFlag(l bwrapLayout) string {
+	if l.noBindFD {
+		return "--bind"
+	}
+	return "--bind-fd"
+}
+
+func bindSource(l bwrapLayout) string {
+	if l.noBindFD {
+		return "/proc/self/fd/" + strconv.Itoa(bwrapWorkspaceFD)
+	}
+	return strconv.Itoa(bwrapWorkspaceFD)
 }
 
 // bwrapEnv is the environment of a sandboxed command: the clean base (see

@@ -159,3 +159,17 @@ func TestHostBwrapLayout(t *testing.T) {
 		}
 	}
 }
+
+func TestBwrapArgvWithoutBindFD(t *testing.T) {
+	l := bwrapLayout{bwrap: "/usr/bin/bwrap", sys: []sysMount{{path: "/usr"}}, noBindFD: true}
+	spec := sandboxSpec{Shell: "/bin/bash", Command: "make test", WorkRel: "."}
+	want := []string{"/usr/bin/bwrap", "--args", "3", "--", "/bin/bash", "-c", `exec 5<&- && exec "$0" "$@"`,
+		"/bin/bash", "-c", "make test"}
+	if got := bwrapArgv(l, spec); !slices.Equal(got, want) {
+		t.Errorf("argv %q", got)
+	}
+	setup := bwrapSetup(l, spec, nil)
+	if argIndex(setup, "--bind", "/proc/self/fd/5", sandboxWorkspace) < 0 || slices.Contains(setup, "--bind-fd") {
+		t.Errorf("setup %v", setup)
+	}
+}

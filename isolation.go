@@ -282,9 +282,20 @@ const probeTimeout = 10 * time.Second
 // probeBwrap runs "exit 0" in a sandbox built exactly like a command's
 // (seccomp filter, workspace bound by descriptor), on an empty temporary
 // workspace, and reports why it failed. A bwrap without --bind-fd (before
-// 0.8.0) fails here: binding the workspace by name would be racy.
+// 0.8.0) is probed again in the layout that binds /proc/self/fd/N instead
+// (see bwrapArgv).
 func probeBwrap(bwrap string) (bwrapLayout, error) {
-	l := hostBwrapLayout(bwrap)
+	l, err := probeBwrapLayout(hostBwrapLayout(bwrap))
+	if err != nil && strings.Contains(err.Error(), "--bind-fd") {
+		old := hostBwrapLayout(bwrap)
+		old.noBindFD = true
+		return probeBwrapLayout(old)
+	}
+	return l, err
+}
+
+// probeBwrapLayout is probeBwrap for one layout.
+func probeBwrapLayout(l bwrapLayout) (bwrapLayout, error) {
 	if _, err := seccompFilter(); err != nil {
 		return l, err
 	}
@@ -334,9 +345,6 @@ func probeBwrap(bwrap string) (bwrapLayout, error) {
 		}
 		if msg == "" {
 			msg = err.Error()
-		}
-		if strings.Contains(msg, "--bind-fd") {
-			msg += " (bwrap 0.8.0 or later is required)"
 		}
 		return l, fmt.Errorf("probe sandbox failed: %s", msg)
 	}

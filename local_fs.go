@@ -74,7 +74,10 @@ func opCode(op string) ErrorCode {
 	return CodeWriteFailed
 }
 
-// Read returns the content of the file p.
+// Read returns the content of the file p. A file larger than MaxReadBytes
+// fails with an error wrapping ErrTooLarge before anything is allocated for
+// it (Open streams files of any size); anything but a regular file fails
+// with ErrNotRegular.
 func (l *Local) Read(ctx context.Context, p string) ([]byte, error) {
 	done := l.log.begin("read", p)
 	data, err := l.read(ctx, p)

@@ -61,14 +61,48 @@ type memStore struct {
 	// dirs counts, for every proper prefix of a key, the keys below it, so
 	// directory questions cost O(depth), not O(keys).
 	dirs map[string]int
+	// kids maps a directory ("" for the root) to the names of its immediate
+	// children, each with the count of keys at or below it, so listing a
+	// directory costs O(children), not O(keys): a directory_tree over many
+	// directories stays linear.
+	kids map[string]map[string]int
 }
 
-// set stores f at k, keeping dirs up to date. Callers hold the lock.
+func newMemStore(n int) *memStore {
+	return &memStore{files: make(map[string]memFile, n), dirs: map[string]int{}, kids: map[string]map[string]int{}}
+}
+
+// set stores f at k, keeping dirs and kids up to date. Callers hold the
+// lock.
 func (s *memStore) set(k string, f memFile) {
 	if _, ok := s.files[k]; !ok {
 		forAncestors(k, func(a string) { s.dirs[a]++ })
+		forChildren(k, func(parent, name string) {
+			m := s.kids[parent]
+			if m == nil {
+				m = map[string]int{}
+				s.kids[parent] = m
+			}
+			m[name]++
+		})
 	}
 	s.files[k] = f
+}
+
+// forChildren calls fn with every (directory, child name) pair on the way
+// to k: ("", "a"), ("a", "b"), ("a/b", "c") for "a/b/c".
+func forChildren(k string, fn func(parent, name string)) {
+	start := 0
+	for i := 0; i <= len(k); i++ {
+		if i == len(k) || k[i] == '/' {
+			parent := ""
+			if start > 0 {
+				parent = k[:start-1]
+			}
+			fn(parent, k[start:i])
+			start = i + 1
+		}
+	}
 }
 
 // del removes k, keeping dirs up to date. Callers hold the lock.
@@ -80,6 +114,15 @@ func (s *memStore) del(k string) {
 	forAncestors(k, func(a string) {
 		if s.dirs[a]--; s.dirs[a] <= 0 {
 			delete(s.dirs, a)
+		}
+	})
+	forChildren(k, func(parent, name string) {
+		m := s.kids[parent]
+		if m[name]--; m[name] <= 0 {
+			delete(m, name)
+			if len(m) == 0 {
+				delete(s.kids, parent)
+			}
 		}
 	})
 }
@@ -125,7 +168,7 @@ func NewMemory(cfg MemoryConfig) (*Memory, error) {
 		return nil, configErr("Memory MaxReadBytes must not be negative", nil)
 	}
 	m := &Memory{maxRead: effectiveReadLimit(cfg.MaxReadBytes),
-		store:   &memStore{files: make(map[string]memFile, len(cfg.Initial)), dirs: map[string]int{}},
+		store:   newMemStore(len(cfg.Initial)),
 		rootDir: root, life: newLifecycle(StatusConnected),
 		log: opLog{logger: cfg.Logger, mode: cfg.LogMode}, scopes: newScopeSet(),
 	}
@@ -163,7 +206,7 @@ func (m *Memory) Destroy(context.Context) error {
 	}
 	err := m.life.destroy()
 	m.store.mu.Lock()
-	m.store.files, m.store.dirs = map[string]memFile{}, map[string]int{}
+	m.store.files, m.store.dirs, m.store.kids = map[string]memFile{}, map[string]int{}, map[string]map[string]int{}
 	m.store.mu.Unlock()
 	return err
 }
@@ -255,7 +298,8 @@ func (m *Memory) get(ctx context.Context, op, p string) (memFile, error) {
 	return f, nil
 }
 
-// Read returns the value stored at p.
+// Read returns a copy of the value stored at p; a value larger than
+// MaxReadBytes fails with an error wrapping ErrTooLarge.
 func (m *Memory) Read(ctx context.Context, p string) ([]byte, error) {
 	done := m.log.begin("read", p)
 	f, err := m.get(ctx, "read", p)
@@ -370,20 +414,11 @@ func (m *Memory) children(ctx context.Context, p string) ([]memInfo, error) {
 	if k != "" {
 		pre = k + "/"
 	}
-	seen := map[string]struct{}{}
-	var infos []memInfo
 	m.store.mu.RLock()
 	_, isFile := m.store.files[k]
-	for key := range m.store.files {
-		rest, ok := strings.CutPrefix(key, pre)
-		if !ok || rest == "" {
-			continue
-		}
-		name, _, _ := strings.Cut(rest, "/")
-		if _, dup := seen[name]; dup {
-			continue
-		}
-		seen[name] = struct{}{}
+	kids := m.store.kids[k]
+	infos := make([]memInfo, 0, len(kids))
+	for name := range kids {
 		info := memInfo{name: name, dir: m.store.hasChildren(pre + name)}
 		if f, ok := m.store.files[pre+name]; ok && !info.dir {
 			info.size, info.mod = int64(len(f.data)), f.mod

@@ -50,6 +50,7 @@ type remoteCore struct {
 	retries    int           // failed attempts since the loss
 	lastErr    error         // why the last link went down
 	destroyed  bool
+	http       *http.Transport // MCP requests, made on first use
 }
 
 func newRemoteCore(cfg RemoteConfig, checker *SafetyChecker) *remoteCore {
@@ -431,10 +432,10 @@ type sessionStream struct {
 }
 
 func (s sessionStream) Write(p []byte) (int, error) { return s.w.Write(p) }
-func (s sessionStream) Close() error {
-	s.w.Close()
-	return s.s.Close()
-}
+
+// Close closes the channel. It sends no EOF first: x/crypto's CloseWrite
+// races with a Write in flight on another goroutine.
+func (s sessionStream) Close() error { return s.s.Close() }
 
 // keepalive probes the link every interval and closes it after CountMax
 // probes in a row went unanswered within an interval.

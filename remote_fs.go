@@ -80,23 +80,47 @@ func (r *Remote) MaxReadBytes() int64 { return effectiveReadLimit(r.core.cfg.Max
 
 // Read returns the content of the file p, up to MaxReadBytes (a larger file
 // fails with ErrTooLarge before anything is read; Open streams it).
+//
+// It costs two round trips: STAT and OPEN go out together, then the READs
+// of exactly the size STAT gave, all in flight at once; the handle is closed
+// without waiting for the reply. A file that grows meanwhile is read as it
+// was; one that shrinks, up to its end.
 func (r *Remote) Read(ctx context.Context, p string) (data []byte, err error) {
 	done := r.logBegin("read", p)
 	err = r.sftpOp(ctx, "read", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
+		var fi fs.FileInfo
+		var statErr error
+		stat := make(chan struct{})
+		go func() {
+			defer close(stat)
+			fi, statErr = c.Stat(ctx, rp)
+		}()
 		f, err := c.Open(ctx, rp)
+		<-stat
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return err
+		defer func() { go f.Close() }()
+		if statErr != nil {
+			return statErr
 		}
 		if err := checkReadable(fi); err != nil {
 			return err
 		}
-		data, err = readAllLimited(f, fi.Size(), r.MaxReadBytes())
-		return err
+		if fi.IsDir() {
+			return &fs.PathError{Op: "read", Path: p, Err: errIsDir}
+		}
+		size, limit := fi.Size(), r.MaxReadBytes()
+		if size > limit {
+			return &tooLargeError{size: size, limit: limit}
+		}
+		buf := make([]byte, size)
+		n, err := f.ReadAt(buf, 0)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		data = buf[:n]
+		return nil
 	})
 	done(err)
 	return data, err
@@ -134,12 +158,39 @@ func (r *Remote) Open(ctx context.Context, p string) (rc io.ReadCloser, err erro
 		if err != nil {
 			return err
 		}
-		rc = f
+		rc = &remoteReader{f: f, wrap: func(err error) error { return r.failLinkless("open", p, err) }}
 		return nil
 	})
 	done(err)
 	return rc, err
 }
+
+// remoteReader is a file opened by Remote.Open: its errors are *Error
+// values (CONNECTION_CLOSED when the link went down), io.EOF aside.
+type remoteReader struct {
+	f    *sftpjail.File
+	wrap func(error) error
+}
+
+func (r *remoteReader) wrapErr(err error) error {
+	if err == nil || err == io.EOF {
+		return err
+	}
+	return r.wrap(err)
+}
+
+func (r *remoteReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	return n, r.wrapErr(err)
+}
+
+// WriteTo keeps io.Copy on the pipelined path (many reads in flight).
+func (r *remoteReader) WriteTo(w io.Writer) (int64, error) {
+	n, err := r.f.WriteTo(w)
+	return n, r.wrapErr(err)
+}
+
+func (r *remoteReader) Close() error { return r.wrapErr(r.f.Close()) }
 
 // Create returns a writer whose content replaces p atomically when Close
 // returns nil; cancelling ctx or a failed write abandons it and leaves p as
@@ -174,7 +225,7 @@ func (r *Remote) failLinkless(op, p string, err error) error {
 	if errors.As(err, &e) {
 		return err
 	}
-	return &Error{Code: CodeWriteFailed, Op: op, Path: p, Backend: KindRemote, Err: err}
+	return &Error{Code: opCode(op), Op: op, Path: p, Backend: KindRemote, Err: err}
 }
 
 // ReadDir lists the names in directory p, sorted.

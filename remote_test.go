@@ -26,7 +26,7 @@ import (
 // connection dropped at once, as when the process dies) and restart on the
 // same port.
 type testDaemon struct {
-	t     *testing.T
+	t     testing.TB
 	root  string
 	token string
 	addr  string
@@ -40,7 +40,7 @@ type testDaemon struct {
 	done   chan struct{}
 }
 
-func startDaemon(t *testing.T, token string) *testDaemon {
+func startDaemon(t testing.TB, token string) *testDaemon {
 	t.Helper()
 	d := &testDaemon{t: t, root: t.TempDir(), token: token, addr: "127.0.0.1:0", iso: agentbe.IsolationNone}
 	d.start()
@@ -67,7 +67,7 @@ func (l trackingListener) Accept() (net.Conn, error) {
 func (d *testDaemon) start() {
 	d.t.Helper()
 	srv, err := daemon.New(daemon.Config{RootDir: d.root, AuthToken: d.token, Isolation: d.iso,
-		Logger: slog.New(slog.DiscardHandler),
+		Logger: slog.New(slog.DiscardHandler), MaxSSHConns: 2000,
 		SSHHostKeyPath: filepath.Join(d.root, "..", "hostkey-"+filepath.Base(d.root))})
 	if err != nil {
 		d.t.Fatal(err)
@@ -121,7 +121,7 @@ func (d *testDaemon) hostPort() (string, int) {
 	return host, p
 }
 
-func (d *testDaemon) remote(t *testing.T, mod func(*agentbe.RemoteConfig)) *agentbe.Remote {
+func (d *testDaemon) remote(t testing.TB, mod func(*agentbe.RemoteConfig)) *agentbe.Remote {
 	t.Helper()
 	host, port := d.hostPort()
 	cfg := agentbe.RemoteConfig{RootDir: d.root, Host: host, Port: port, Token: d.token,
@@ -137,7 +137,7 @@ func (d *testDaemon) remote(t *testing.T, mod func(*agentbe.RemoteConfig)) *agen
 	return r
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -264,3 +264,34 @@ func TestBwrapEnvThroughArgsDescriptor(t *testing.T) {
 		}
 	}
 }
+
+// TestBwrapWithoutBindFD: the layout for a bwrap older than 0.8.0 (no
+// --bind-fd) binds the same open directory through /proc/self/fd and closes
+// that descriptor before the command runs; the swap and descriptor attacks
+// fail there too. Forced here on a newer bwrap, which accepts both.
+func TestBwrapWithoutBindFD(t *testing.T) {
+	procs.CloseInheritedOnExec()
+	ws, canary := t.TempDir(), t.TempDir()
+	l := newIsoLocal(t, ws, IsolationBwrap, false)
+	lay := l.sb.(bwrapSandbox).layout
+	lay.noBindFD = true
+	l.sb = newBwrapSandbox(lay)
+	inner, err := l.Scope("users/alice", ScopeOptions{})
+	mustOK(t, err)
+	out := isoExec(t, inner, `echo "$0 $*|$1"; ls /proc/$$/fd; :`, ExecOptions{})
+	if !strings.HasSuffix(out, " |\n0\n1\n2\n") || !strings.HasPrefix(out, "/bin/") {
+		t.Fatalf("output %q: want the command's own argv and descriptors 0 1 2", out)
+	}
+	if got := isoExec(t, inner, `printf '%s|' "$0" "$@"`, ExecOptions{}); !strings.HasPrefix(got, "/bin/") {
+		t.Errorf("$0 of the command: %q", got)
+	}
+	mustOK(t, os.Rename(filepath.Join(ws, "users/alice"), filepath.Join(ws, "users/alice.old")))
+	mustOK(t, os.Symlink(canary, filepath.Join(ws, "users/alice")))
+	isoExec(t, inner, "echo pwned > pwned", ExecOptions{})
+	if _, err := os.Stat(filepath.Join(canary, "pwned")); err == nil {
+		t.Fatal("command of the swapped scope wrote into the link's target")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "users/alice.old/pwned")); err != nil {
+		t.Fatalf("command did not run in the validated directory: %v", err)
+	}
+}

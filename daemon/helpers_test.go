@@ -146,3 +146,7 @@ func (d *testDaemon) post(t *testing.T, body string, hdr ...string) (int, string
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+func contextWithCancel() (context.Context, context.CancelFunc) {
+	return context.WithCancel(context.Background())
+}

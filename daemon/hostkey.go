@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -30,7 +31,8 @@ func LoadOrCreateHostKey(path string, log *slog.Logger) (ssh.Signer, error) {
 		}
 		return signer, nil
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
+	// ENOTDIR: a path component is a file, so there is no key there either.
+	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		return nil, fmt.Errorf("daemon: host key: %w", err)
 	}
 	key, err := rsa.GenerateKey(rand.Reader, 2048)

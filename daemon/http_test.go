@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -320,4 +321,32 @@ func FuzzNormalizeScopePath(f *testing.F) {
 			t.Fatalf("not idempotent: %q -> %q -> %q, %v", s, got, again, err)
 		}
 	})
+}
+
+// TestNoGoroutineLeak: after MCP requests, SSH sessions and shutdown, the
+// goroutine count returns to its baseline.
+func TestNoGoroutineLeak(t *testing.T) {
+	http.DefaultClient.CloseIdleConnections()
+	base := runtime.NumGoroutine()
+	func() {
+		d := startDaemon(t, Config{})
+		d.post(t, toolCall("exec", `{"command":"echo x"}`), "X-Scope-Path", "s")
+		c := sshClient(t, d, "", "")
+		runSSH(t, c, "echo hi", "in")
+		s, _ := c.NewSession()
+		s.Start("exec sleep 300.5")
+		waitProcess(t, "sleep 300.5")
+		d.stop()
+		c.Close()
+		waitNoProcess(t, "sleep 300.5")
+	}()
+	http.DefaultClient.CloseIdleConnections()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > base+2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base+2 {
+		buf := make([]byte, 1<<20)
+		t.Errorf("goroutines %d -> %d\n%s", base, n, buf[:runtime.Stack(buf, true)])
+	}
 }

@@ -125,8 +125,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// Close releases the workspace: commands still running are killed.
+// Close releases the workspace: commands still running are killed. It
+// waits for a host key still being generated, so nothing is left writing.
 func (s *Server) Close() error {
+	if s.hostKey != nil {
+		<-s.hostKey.done
+	}
 	return s.local.Destroy(context.Background())
 }
 

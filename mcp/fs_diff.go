@@ -11,7 +11,7 @@ import (
 // thousands of lines rewritten) is shown as one block: the common leading
 // and trailing lines as context, every other old line removed and every
 // other new line added. jsdiff would find a finer diff in quadratic time.
-const maxDiffWork = 4 << 20
+const maxDiffWork = 2 << 20
 
 // The edit_file diff reproduces jsdiff's createTwoFilesPatch (the library
 // the official server uses) byte for byte: the same Myers variant with the

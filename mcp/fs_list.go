@@ -404,7 +404,8 @@ func (t *fsTools) searchFiles(ctx context.Context, a *args) (*CallToolResult, er
 		return errResult(err)
 	}
 	var results []string
-	sw := &searchWalk{pattern: compileGlob(pattern), excludes: compileGlobs(excludes), left: t.readLimit(), results: &results}
+	sw := &searchWalk{pattern: compileGlob(pattern), excludes: compileGlobs(excludes), left: t.readLimit(),
+		visits: maxWalkEntries, results: &results}
 	if err := t.search(ctx, sw, real, "", ents, 0); err != nil {
 		if err == errSearchOutput {
 			return errResult(outputTooLarge("search_files", t.readLimit()))
@@ -422,6 +423,7 @@ type searchWalk struct {
 	pattern  *glob
 	excludes []*glob
 	left     int64 // output bytes still allowed
+	visits   int   // entries still allowed
 	results  *[]string
 }
 
@@ -431,12 +433,15 @@ var errSearchOutput = errors.New("search_files output over the limit")
 // their target stays inside the workspace and exists (the others are
 // skipped silently), and are never descended, so link loops cannot recurse.
 // A sub-directory that cannot be read is skipped; one more than
-// maxWalkDepth levels down fails the call, as does output over the read
-// limit.
+// maxWalkDepth levels down fails the call, as do more than maxWalkEntries
+// entries and output over the read limit.
 func (t *fsTools) search(ctx context.Context, w *searchWalk, root, rel string, ents []dirent, depth int) error {
 	for _, e := range ents {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if w.visits--; w.visits < 0 {
+			return tooManyEntries(root)
 		}
 		erel := e.name
 		if rel != "" {

@@ -72,7 +72,11 @@ func (t *fsTools) readDirect(ctx context.Context, p string) (string, bool) {
 		return "", false
 	}
 	defer rc.Close()
-	b, err := readLimited(rc, statSize(rc), t.readLimit())
+	size, ok := statSize(rc)
+	if !ok {
+		return "", false
+	}
+	b, err := readLimited(rc, size, t.readLimit())
 	if err != nil {
 		return "", false
 	}
@@ -95,14 +99,21 @@ func (t *fsTools) directPath(p string) (string, bool) {
 }
 
 // statSize is the size of r when r can say it is a regular file (an
-// *os.File), else -1; errNotRegular when it says it is something else.
-func statSize(r io.Reader) int64 {
-	if st, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
-		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() {
-			return fi.Size()
+// *os.File), else -1; ok is false when r says it is neither a regular file
+// nor a directory (a FIFO, a device, a socket), which a read could block on
+// or never finish.
+func statSize(r io.Reader) (size int64, ok bool) {
+	if st, isFile := r.(interface{ Stat() (fs.FileInfo, error) }); isFile {
+		if fi, err := st.Stat(); err == nil {
+			switch m := fi.Mode(); {
+			case m.IsRegular():
+				return fi.Size(), true
+			case !m.IsDir():
+				return -1, false
+			}
 		}
 	}
-	return -1
+	return -1, true
 }
 
 // overLimit is readLimited's failure: the file holds more than the limit
@@ -169,11 +180,9 @@ func (t *fsTools) open(ctx context.Context, real string) (io.ReadCloser, error) 
 		}
 		return nil, nodeErr(err, "open", real, "")
 	}
-	if st, ok := rc.(interface{ Stat() (fs.FileInfo, error) }); ok {
-		if fi, err := st.Stat(); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-			rc.Close()
-			return nil, notRegular(real)
-		}
+	if _, ok := statSize(rc); !ok {
+		rc.Close()
+		return nil, notRegular(real)
 	}
 	return rc, nil
 }
@@ -206,7 +215,8 @@ func (t *fsTools) readAll(ctx context.Context, real string, limit int64) ([]byte
 		return nil, err
 	}
 	defer rc.Close()
-	b, err := readLimited(rc, statSize(rc), limit)
+	size, _ := statSize(rc) // t.open refused the irregular
+	b, err := readLimited(rc, size, limit)
 	if err != nil {
 		return nil, t.readErr(real, err)
 	}
@@ -239,13 +249,22 @@ func (t *fsTools) headFile(ctx context.Context, real string, n int) (string, err
 		}
 		frag, err := br.ReadSlice('\n')
 		if len(frag) > 0 {
+			frag = bytes.TrimSuffix(frag, []byte{'\n'})
+			sep := 0
 			if !inLine && lines > 0 {
-				out = append(out, '\n')
+				sep = 1
 			}
-			out = append(out, bytes.TrimSuffix(frag, []byte{'\n'})...)
-			if int64(len(out)) > limit {
+			if int64(len(out)+sep+len(frag)) > limit {
 				return "", tooLarge(real, -1, limit)
 			}
+			if need := len(out) + sep + len(frag); need > cap(out) {
+				// Grow by doubling, but never past the limit.
+				out = slices.Grow(out, int(min(int64(max(need, 2*cap(out))), limit))-len(out))
+			}
+			if sep == 1 {
+				out = append(out, '\n')
+			}
+			out = append(out, frag...)
 			inLine = err == bufio.ErrBufferFull
 			if !inLine {
 				lines++

@@ -122,12 +122,19 @@ func (t *fsTools) editFile(ctx context.Context, a *args) (*CallToolResult, error
 // text occurs is applied to its first occurrence, literally; otherwise a
 // window of lines equal after trimming is replaced, re-indented the way the
 // official server does. An edit that matches nowhere fails the whole call.
-// Each edit costs time linear in the content; the result may not grow past
+// Each edit costs time linear in the content, and all of them together may
+// scan at most maxEditWorkFactor*limit bytes; the result may not grow past
 // limit bytes, and ctx is checked between edits.
 func applyEdits(ctx context.Context, content string, edits []edit, limit int64) (string, error) {
+	work := int64(0) // bytes of content scanned so far
 	for _, e := range edits {
 		if err := ctx.Err(); err != nil {
 			return "", err
+		}
+		if work += int64(len(content)); work > maxEditWorkFactor*limit {
+			return "", &toolError{msg: "Too many edits: " + strconv.Itoa(len(edits)) + " edits of a " +
+				strconv.Itoa(len(content)) + "-byte file exceed the work bound (edits × file size ≤ " +
+				strconv.FormatInt(maxEditWorkFactor*limit, 10) + " bytes)"}
 		}
 		oldText := normalizeLineEndings(e.oldText)
 		newText := normalizeLineEndings(e.newText)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -487,5 +489,117 @@ func TestCallTimeoutStopsTools(t *testing.T) {
 	got := string(s.HandleBytes(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"spin"}}`)))
 	if !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "context deadline exceeded") {
 		t.Errorf("response %s", got)
+	}
+}
+
+// TestHTTPReleaseOncePerServer: HTTPOptions.Release runs exactly once for
+// every Server the factory built, whatever the answer (success, parse
+// error, payload too large, notification only, unsupported version), and
+// the factory never runs for requests the header checks refuse.
+func TestHTTPReleaseOncePerServer(t *testing.T) {
+	var built, released int
+	srvs := map[*mcp.Server]int{}
+	h := mcp.NewHTTPHandler(func(*http.Request) (*mcp.Server, error) {
+		built++
+		s := mcp.NewServer(mcp.Implementation{Name: "t", Version: "1"}, mcp.ServerOptions{})
+		srvs[s]++
+		return s, nil
+	}, mcp.HTTPOptions{MaxBodyBytes: 1 << 10, Release: func(_ *http.Request, s *mcp.Server) {
+		released++
+		srvs[s]--
+	}})
+	post := func(body string, hdr map[string]string) int {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	for _, c := range []struct {
+		body string
+		hdr  map[string]string
+		code int
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil, 200},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Accept": "text/event-stream"}, 200},
+		{`{not json`, nil, 400},
+		{`"` + strings.Repeat("x", 2<<10) + `"`, nil, 413},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil, 202},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, 400},
+		{`{}`, map[string]string{"Accept": "text/html"}, 406},
+		{`{}`, map[string]string{"Content-Type": "text/plain"}, 415},
+	} {
+		if got := post(c.body, c.hdr); got != c.code {
+			t.Errorf("%.40q %v: status %d, want %d", c.body, c.hdr, got, c.code)
+		}
+	}
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/mcp", nil))
+	if built != 6 || released != built {
+		t.Errorf("built %d servers, released %d; want 6 and 6", built, released)
+	}
+	for _, n := range srvs {
+		if n != 0 {
+			t.Error("a server was released a wrong number of times")
+		}
+	}
+}
+
+// TestEditCountIsBounded: every edit scans the whole file, so the number
+// of edits times the file size is bounded (64 times the read limit).
+func TestEditCountIsBounded(t *testing.T) {
+	root, tools := hardTools(t, agentbe.LocalConfig{MaxReadBytes: 64 << 10})
+	os.WriteFile(filepath.Join(root, "f"), []byte(strings.Repeat("abcdefgh\n", 6000)), 0o644) // 54,000 bytes
+	many := make([]map[string]string, 100)
+	for i := range many {
+		many[i] = map[string]string{"oldText": "abcdefgh", "newText": "ABCDEFGH"}
+	}
+	text, isErr := run(t, context.Background(), tools, "edit_file", map[string]any{"path": "f", "edits": many, "dryRun": true})
+	if !isErr || !strings.Contains(text, "Too many edits: 100 edits") || !strings.Contains(text, "4194304 bytes") {
+		t.Errorf("100 edits: %v %.200q", isErr, text)
+	}
+	text, isErr = run(t, context.Background(), tools, "edit_file", map[string]any{"path": "f", "edits": many[:50], "dryRun": true})
+	if isErr || strings.Count(text, "+ABCDEFGH") != 50 {
+		t.Errorf("50 edits: %v %.200q", isErr, text)
+	}
+}
+
+// TestMemoryTreeIsLinear: listing a Memory directory scanned every key, so
+// directory_tree over n directories cost n² key visits. Listings now come
+// from a children index.
+func TestMemoryTreeIsLinear(t *testing.T) {
+	initial := map[string][]byte{}
+	for i := 0; i < 20_000; i++ {
+		initial["d"+strconv.Itoa(i)+"/f"] = []byte("x")
+	}
+	m, err := agentbe.NewMemory(agentbe.MemoryConfig{RootDir: "/ws", Initial: initial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]mcp.ToolHandler{}
+	for _, bt := range mcp.FilesystemTools(m) {
+		tools[bt.Tool.Name] = bt.Handler
+	}
+	text, isErr := run(t, context.Background(), tools, "directory_tree", map[string]any{"path": "/ws"})
+	if isErr || strings.Count(text, `"name": "f"`) != 20_000 || strings.Count(text, `"type": "directory"`) != 20_000 {
+		t.Fatalf("tree: %v %.200q", isErr, text)
+	}
+	// The index follows removals and renames.
+	ctx := context.Background()
+	if err := m.Remove(ctx, "d1", agentbe.RemoveOptions{Recursive: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Rename(ctx, "d2", "e/d2"); err != nil {
+		t.Fatal(err)
+	}
+	names, err := m.ReadDir(ctx, "/ws")
+	if err != nil || len(names) != 19_999 || names[0] != "d0" || names[len(names)-1] != "e" {
+		t.Errorf("ReadDir after remove and rename: %d names, %v", len(names), err)
+	}
+	if sub, _ := m.ReadDir(ctx, "e"); len(sub) != 1 || sub[0] != "d2" {
+		t.Errorf("e: %v", sub)
 	}
 }

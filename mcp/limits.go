@@ -31,6 +31,9 @@ const (
 	maxPatternBytes = 64 << 10
 	// maxBraceBytes bounds the total size of a pattern's brace expansions.
 	maxBraceBytes = 256 << 10
+	// maxEditWorkFactor bounds edit_file: its edits together may scan at
+	// most this many times the read limit (64 edits of a file at the limit).
+	maxEditWorkFactor = 64
 )
 
 func (t *fsTools) readLimit() int64 {
@@ -57,6 +60,16 @@ func tooLarge(real string, size, limit int64) error {
 func outputTooLarge(tool string, limit int64) error {
 	return &toolError{msg: "Result too large: " + tool + " output exceeds the limit of " +
 		strconv.FormatInt(limit, 10) + " bytes"}
+}
+
+// maxWalkEntries bounds the entries one search_files call visits (a
+// variable only so that a test can lower it).
+var maxWalkEntries = 1 << 20
+
+// tooManyEntries is the error of a walk over more than maxWalkEntries.
+func tooManyEntries(dir string) error {
+	return &toolError{msg: "Too many entries: search_files visits at most " + strconv.Itoa(maxWalkEntries) +
+		" entries below " + dir}
 }
 
 // tooDeep is the error of a walk below maxWalkDepth levels.

@@ -26,7 +26,8 @@ type daemonProc struct {
 	tokenFile string
 	bin       string
 	stderr    *strings.Builder
-	exited    chan error
+	exited    chan struct{} // closed when the process has exited
+	exitErr   error
 }
 
 func freePort(t *testing.T) int {
@@ -45,7 +46,7 @@ func startDaemonBinary(t *testing.T, bin string, extra ...string) (*daemonProc, 
 	t.Helper()
 	dir := t.TempDir()
 	d := &daemonProc{port: freePort(t), root: filepath.Join(dir, "ws"), tokenFile: filepath.Join(dir, "token"),
-		bin: bin, stderr: &strings.Builder{}, exited: make(chan error, 1)}
+		bin: bin, stderr: &strings.Builder{}, exited: make(chan struct{})}
 	os.WriteFile(d.tokenFile, []byte("s3cret-token\n"), 0o600)
 	args := append([]string{"daemon", "--rootDir", d.root, "--host", "127.0.0.1", "--port", strconv.Itoa(d.port),
 		"--auth-token-file", d.tokenFile, "--ssh-host-key", filepath.Join(dir, "keys", "host_key"),
@@ -60,7 +61,8 @@ func startDaemonBinary(t *testing.T, bin string, extra ...string) (*daemonProc, 
 	go func() {
 		b, _ := io.ReadAll(errPipe)
 		d.stderr.WriteString(string(b))
-		d.exited <- d.cmd.Wait()
+		d.exitErr = d.cmd.Wait()
+		close(d.exited)
 	}()
 	t.Cleanup(func() {
 		d.cmd.Process.Kill()
@@ -141,9 +143,9 @@ func TestFullDaemonSignal(t *testing.T) {
 		}
 		c.Close()
 		select {
-		case err := <-d.exited:
-			if err != nil {
-				t.Errorf("exit: %v\n%s", err, d.stderr.String())
+		case <-d.exited:
+			if d.exitErr != nil {
+				t.Errorf("exit: %v\n%s", d.exitErr, d.stderr.String())
 			}
 		case <-time.After(20 * time.Second):
 			t.Fatal("daemon still running 20 s after the signal")

@@ -162,6 +162,8 @@ type Conn struct {
 	masked bool
 	pos    int
 
+	server bool // frames are sent unmasked and must arrive masked
+
 	wmu       sync.Mutex
 	closeSent bool
 
@@ -189,9 +191,11 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	n, err := c.br.Read(p)
 	if c.masked {
-		for i := 0; i < n; i++ {
-			p[i] ^= c.mask[(c.pos+i)%4]
+		var m [4]byte
+		for i := range m {
+			m[i] = c.mask[(c.pos+i)%4]
 		}
+		maskBytes(p[:n], m)
 		c.pos += n
 	}
 	c.left -= uint64(n)
@@ -226,6 +230,9 @@ func (c *Conn) nextDataFrame() error {
 			n = binary.BigEndian.Uint64(b[:])
 		}
 		c.masked = h[1]&0x80 != 0
+		if c.server && !c.masked {
+			return errors.New("websocket: unmasked frame from a client")
+		}
 		if c.masked {
 			if _, err := io.ReadFull(c.br, c.mask[:]); err != nil {
 				return err
@@ -300,45 +307,79 @@ func (c *Conn) writeFrame(op byte, p []byte) error {
 func (c *Conn) writeFrameLocked(op byte, p []byte) error {
 	hdr := make([]byte, 0, 14+len(p))
 	hdr = append(hdr, 0x80|op)
+	maskBit := byte(0x80)
+	if c.server {
+		maskBit = 0
+	}
 	switch n := len(p); {
 	case n < 126:
-		hdr = append(hdr, 0x80|byte(n))
+		hdr = append(hdr, maskBit|byte(n))
 	case n <= 0xffff:
-		hdr = append(hdr, 0x80|126)
+		hdr = append(hdr, maskBit|126)
 		hdr = binary.BigEndian.AppendUint16(hdr, uint16(n))
 	default:
-		hdr = append(hdr, 0x80|127)
+		hdr = append(hdr, maskBit|127)
 		hdr = binary.BigEndian.AppendUint64(hdr, uint64(n))
+	}
+	if c.server {
+		if len(p) > 0 && len(p) <= 4096 {
+			_, err := c.raw.Write(append(hdr, p...))
+			return err
+		}
+		if _, err := c.raw.Write(hdr); err != nil {
+			return err
+		}
+		_, err := c.raw.Write(p)
+		return err
 	}
 	var mask [4]byte
 	rand.Read(mask[:])
 	hdr = append(hdr, mask[:]...)
 	start := len(hdr)
 	hdr = append(hdr, p...)
-	for i := range hdr[start:] {
-		hdr[start+i] ^= mask[i%4]
-	}
+	maskBytes(hdr[start:], mask)
 	_, err := c.raw.Write(hdr)
 	return err
 }
 
+// maskBytes XORs b with the repeated 4-byte mask, eight bytes at a time.
+func maskBytes(b []byte, mask [4]byte) {
+	m32 := binary.LittleEndian.Uint32(mask[:])
+	m64 := uint64(m32) | uint64(m32)<<32
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], binary.LittleEndian.Uint64(b[i:])^m64)
+	}
+	for ; i < len(b); i++ {
+		b[i] ^= mask[i%4]
+	}
+}
+
 // sendClose sends a close frame once.
-func (c *Conn) sendClose(code int) {
+func (c *Conn) sendClose(code int) { c.sendCloseReason(code, "") }
+
+func (c *Conn) sendCloseReason(code int, reason string) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.closeSent {
 		return
 	}
-	var b [2]byte
-	binary.BigEndian.PutUint16(b[:], uint16(code))
+	if len(reason) > 123 {
+		reason = reason[:123]
+	}
+	b := binary.BigEndian.AppendUint16(nil, uint16(code))
 	c.raw.SetWriteDeadline(time.Now().Add(time.Second))
-	_ = c.writeFrameLocked(8, b[:])
+	_ = c.writeFrameLocked(8, append(b, reason...))
 	c.closeSent = true
 }
 
 // Close sends a normal close frame and closes the connection.
-func (c *Conn) Close() error {
-	c.sendClose(CloseNormal)
+func (c *Conn) Close() error { return c.CloseWith(CloseNormal, "") }
+
+// CloseWith sends a close frame with code and reason (once; a reason is cut
+// to the 123 bytes a control frame can hold) and closes the connection.
+func (c *Conn) CloseWith(code int, reason string) error {
+	c.sendCloseReason(code, reason)
 	return c.raw.Close()
 }
 

@@ -131,3 +131,21 @@ func FuzzReadFrames(f *testing.F) {
 		}
 	})
 }
+
+func TestMaskBytes(t *testing.T) {
+	mask := [4]byte{1, 2, 3, 4}
+	for n := 0; n < 40; n++ {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(i * 7)
+		}
+		want := append([]byte(nil), b...)
+		for i := range want {
+			want[i] ^= mask[i%4]
+		}
+		maskBytes(b, mask)
+		if !bytes.Equal(b, want) {
+			t.Fatalf("n=%d: %v, want %v", n, b, want)
+		}
+	}
+}

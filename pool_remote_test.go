@@ -1,0 +1,196 @@
+package agentbe_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	agentbe "github.com/agentbe/agent-backend"
+)
+
+// remotePool spreads keys over the daemons' addresses.
+func remotePool(t *testing.T, daemons []*testDaemon) *agentbe.Pool[agentbe.RemoteConfig] {
+	t.Helper()
+	shards := make([]string, len(daemons))
+	for i, d := range daemons {
+		shards[i] = d.addr
+	}
+	p, err := agentbe.NewPool(agentbe.PoolConfig[agentbe.RemoteConfig]{
+		Defaults: agentbe.RemoteConfig{RootDir: daemons[0].root, HostKeyCallback: acceptAnyKey,
+			KeepaliveInterval: -1, OperationTimeout: 60 * time.Second,
+			Reconnect: agentbe.ReconnectConfig{Disabled: true}},
+		Shards: shards,
+		Place: func(c agentbe.RemoteConfig, shard string) agentbe.RemoteConfig {
+			host, port, _ := net.SplitHostPort(shard)
+			c.Host = host
+			c.Port, _ = strconv.Atoi(port)
+			return c
+		},
+		New: func(ctx context.Context, c agentbe.RemoteConfig) (agentbe.Backend, error) {
+			r, err := agentbe.NewRemote(c)
+			if err != nil {
+				return nil, err
+			}
+			if err := r.Connect(ctx); err != nil {
+				r.Destroy(ctx)
+				return nil, err
+			}
+			return r, nil
+		},
+		ShardRetry: time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p
+}
+
+// TestPoolScaleOutAcrossDaemons: 1,000 keys over three real daemons; one
+// daemon dies; only its keys move, their operations fail fast once, then
+// work on the new owner. Every daemon serves the same workspace path layout
+// (each its own directory, as each replica has its own volume).
+func TestPoolScaleOutAcrossDaemons(t *testing.T) {
+	ctx := context.Background()
+	var daemons []*testDaemon
+	for i := 0; i < 3; i++ {
+		daemons = append(daemons, startDaemon(t, ""))
+	}
+	// One root path for all: each daemon's workspace is mounted at it in
+	// production; here the Remote's RootDir must be the daemon's own.
+	for _, d := range daemons[1:] {
+		d.kill()
+		d.root = daemons[0].root
+		d.start()
+	}
+	before := runtime.NumGoroutine()
+	p := remotePool(t, daemons)
+	owner := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := 0; i < 1000; i++ {
+		key := fmt.Sprint("tenant-", i)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := p.With(ctx, key, nil, func(b agentbe.Backend) error {
+				r := b.(*agentbe.Remote)
+				mu.Lock()
+				owner[key] = fmt.Sprint(r.Host(), ":", r.Port())
+				mu.Unlock()
+				return b.Write(ctx, "keys/"+key, []byte(key))
+			})
+			if err != nil {
+				t.Error(key, err)
+			}
+		}()
+	}
+	wg.Wait()
+	count := map[string]int{}
+	for _, o := range owner {
+		count[o]++
+	}
+	for _, d := range daemons {
+		if c := count[d.addr]; c < 200 {
+			t.Errorf("daemon %s got %d of 1000 keys", d.addr, c)
+		}
+	}
+	victim := daemons[1]
+	victim.kill()
+	moved, failedFast := 0, 0
+	for key, o := range owner {
+		start := time.Now()
+		err := p.With(ctx, key, nil, func(b agentbe.Backend) error {
+			_, err := b.Read(ctx, "keys/"+key)
+			return err
+		})
+		if o != victim.addr {
+			if err != nil {
+				t.Fatalf("%s on a live daemon failed: %v", key, err)
+			}
+			continue
+		}
+		if err != nil {
+			if time.Since(start) > time.Second {
+				t.Errorf("%s failed slowly (%v)", key, time.Since(start))
+			}
+			failedFast++
+		}
+		err = p.With(ctx, key, nil, func(b agentbe.Backend) error {
+			r := b.(*agentbe.Remote)
+			if fmt.Sprint(r.Host(), ":", r.Port()) == victim.addr {
+				return fmt.Errorf("still routed to the dead daemon")
+			}
+			return b.Write(ctx, "keys/"+key, []byte(key))
+		})
+		if err != nil {
+			t.Fatalf("%s after the move: %v", key, err)
+		}
+		moved++
+	}
+	if moved != count[victim.addr] || moved == 0 {
+		t.Errorf("moved %d keys, the dead daemon owned %d", moved, count[victim.addr])
+	}
+	t.Logf("keys per daemon %v; %d moved, %d failed once", count, moved, failedFast)
+	if err := p.Close(ctx); err != nil {
+		t.Error(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before+10 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+10 {
+		t.Errorf("goroutines %d after Close, %d before", n, before)
+	}
+}
+
+// TestPoolRemoteNoDuplicates: 100 goroutines on 10 keys build exactly 10
+// Remotes, i.e. 10 connections reach the daemon; Close leaves no goroutine.
+func TestPoolRemoteNoDuplicates(t *testing.T) {
+	ctx := context.Background()
+	d := startDaemon(t, "")
+	before := runtime.NumGoroutine()
+	p := remotePool(t, []*testDaemon{d})
+	var wg sync.WaitGroup
+	for g := 0; g < 100; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				key := fmt.Sprint("k", (g+i)%10)
+				if err := p.With(ctx, key, nil, func(b agentbe.Backend) error {
+					_, err := b.Exists(ctx, "x")
+					return err
+				}); err != nil {
+					t.Error(err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	d.mu.Lock()
+	conns := len(d.conns)
+	d.mu.Unlock()
+	if conns != 10 {
+		t.Errorf("%d connections reached the daemon for 10 keys", conns)
+	}
+	if s := p.Stats(); s.Total != 10 || s.Active != 0 {
+		t.Errorf("stats %+v", s)
+	}
+	must(t, p.Close(ctx))
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before+5 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+5 {
+		t.Errorf("goroutines %d after Close, %d before", n, before)
+	}
+}

@@ -1,0 +1,122 @@
+package agentbe
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/agentbe/agent-backend/internal/wspath"
+	"github.com/agentbe/agent-backend/mcp"
+)
+
+// rootRemote returns the Remote under b (through scopes) and the scope path
+// relative to its RootDir ("" for none).
+func rootRemote(b Backend) (*Remote, string) {
+	switch v := b.(type) {
+	case *Remote:
+		return v, ""
+	case *Scope:
+		for p := Backend(v); ; {
+			s, ok := p.(*Scope)
+			if !ok {
+				r, isRemote := p.(*Remote)
+				if !isRemote {
+					return nil, ""
+				}
+				return r, v.fullRel
+			}
+			p = s.parent
+		}
+	}
+	return nil, ""
+}
+
+// mcpURL is the daemon's MCP endpoint.
+func (r *Remote) mcpURL() string {
+	host := r.core.cfg.MCPHost
+	if host == "" {
+		host = r.core.cfg.Host
+	}
+	port := r.core.cfg.MCPPort
+	if port == 0 {
+		port = portOr(r.core.cfg.Port, 3001)
+	}
+	scheme := "http"
+	if r.core.cfg.Secure {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/mcp"
+}
+
+// mcpHeader is what every MCP request of the Remote carries: the token,
+// the workspace root (the daemon answers 403 when it serves another) and,
+// for a scope, its path relative to the root.
+func (r *Remote) mcpHeader(scopePath string) http.Header {
+	h := r.core.cfg.Headers.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	if r.core.cfg.Token != "" {
+		h.Set("Authorization", "Bearer "+r.core.cfg.Token)
+	}
+	h.Set("X-Root-Dir", r.core.rootDir)
+	if scopePath != "" && scopePath != "." {
+		h.Set("X-Scope-Path", scopePath)
+	}
+	return h
+}
+
+// remoteMCPClient returns an initialized client of the daemon's MCP
+// endpoint for r (scoped to scopePath), tracked by r: Destroy closes it,
+// closing it first untracks it. Errors of MCP calls are returned as they
+// are, never retried.
+func remoteMCPClient(ctx context.Context, r *Remote, scopePath string, info mcp.Implementation) (*mcp.Client, error) {
+	if err := r.core.alive("mcp", ""); err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Transport: r.core.httpTransport()}
+	c := mcp.NewHTTPClient(r.mcpURL(), mcp.HTTPClientOptions{ClientOptions: mcp.ClientOptions{Info: info},
+		Header: r.mcpHeader(scopePath), HTTPClient: hc})
+	if _, err := c.Initialize(ctx); err != nil {
+		c.Close()
+		return nil, &Error{Code: CodeConnectionClosed, Op: "mcp", Backend: KindRemote,
+			Err: &wrapped{msg: "MCP initialize", err: err, is: ErrConnectionClosed}}
+	}
+	return c, nil
+}
+
+// httpTransport is the Remote's HTTP transport for MCP, shared by its
+// clients (keep-alive connections) and closed on Destroy.
+func (c *remoteCore) httpTransport() *http.Transport {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.http == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = c.cfg.TLS
+		t.MaxIdleConnsPerHost = 32
+		c.http = t
+		c.life.Track(closerFunc(func() error { t.CloseIdleConnections(); return nil }))
+	}
+	return c.http
+}
+
+// closerFunc adapts a function to io.Closer.
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// MCPEndpoint returns the URL of the daemon's MCP endpoint (Streamable
+// HTTP) and the headers every request to it must carry (token, root), for
+// an MCP client library of the caller's choice; MCPClient uses the same.
+// The headers are a copy.
+func (r *Remote) MCPEndpoint() (url string, header http.Header) {
+	rel, _ := rootRel(r)
+	return r.mcpURL(), r.mcpHeader(rel)
+}
+
+// rootRel is the path of a view of r relative to the root Remote's RootDir.
+func rootRel(r *Remote) (string, error) {
+	rel, err := wspath.Resolve(r.core.rootDir, r.rootDir)
+	return rel, err
+}
