@@ -84,3 +84,29 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not reached in 10 s")
 }
+
+// TestDestroyClosesOpenReader: a reader open at Destroy fails with
+// ErrDestroyed on its next read; closed readers stay untracked.
+func TestDestroyClosesOpenReader(t *testing.T) {
+	ctx := context.Background()
+	l := newIsoLocal(t, t.TempDir(), IsolationNone, false)
+	mustOK(t, l.Write(ctx, "f.txt", []byte("0123456789")))
+	for i := 0; i < 100; i++ {
+		rc, err := l.Open(ctx, "f.txt")
+		mustOK(t, err)
+		mustOK(t, rc.Close())
+	}
+	rc, err := l.Open(ctx, "f.txt")
+	mustOK(t, err)
+	buf := make([]byte, 4)
+	if _, err := rc.Read(buf); err != nil || string(buf) != "0123" {
+		t.Fatalf("first read %q %v", buf, err)
+	}
+	mustOK(t, l.Destroy(ctx))
+	if _, err := rc.Read(buf); !errors.Is(err, ErrDestroyed) || CodeOf(err) != CodeDestroyed {
+		t.Errorf("read after Destroy: %v", err)
+	}
+	if err := rc.Close(); !errors.Is(err, ErrDestroyed) {
+		t.Errorf("close after Destroy: %v", err)
+	}
+}

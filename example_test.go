@@ -201,18 +201,19 @@ func Example_pathEscape() {
 	// /etc/passwd: not in the workspace
 }
 
-func ExampleOpRecorder() {
+// printLogger is an OpLogger that prints each operation.
+type printLogger struct{}
+
+func (printLogger) LogOp(e agentbe.OpEntry) { fmt.Println(e.Op, e.Path, e.Success) }
+
+func ExampleOpLogger() {
 	ctx := context.Background()
-	rec := &agentbe.OpRecorder{}
-	m, _ := agentbe.NewMemory(agentbe.MemoryConfig{Logger: rec, LogMode: agentbe.LogStandard})
+	m, _ := agentbe.NewMemory(agentbe.MemoryConfig{Logger: printLogger{}, LogMode: agentbe.LogStandard})
 	defer m.Destroy(ctx)
 
 	m.Write(ctx, "a.txt", []byte("x"))
 	m.Read(ctx, "a.txt") // reads are logged in LogVerbose mode only
 	m.Remove(ctx, "missing", agentbe.RemoveOptions{})
-	for _, e := range rec.Entries() {
-		fmt.Println(e.Op, e.Path, e.Success)
-	}
 	// Output:
 	// write a.txt true
 	// remove missing false

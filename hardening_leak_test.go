@@ -123,7 +123,7 @@ func TestLeakMCPClientCycles(t *testing.T) {
 	l := ctLocal(t, LocalConfig{})
 	closers := len(l.life.closers)
 	cycle := func(i int) {
-		c, err := MCPClient(ctx, l, MCPOptions{ScopePath: "tenants/t" + strconv.Itoa((i+8)%8), InProcess: true})
+		c, err := MCPClient(ctx, l, MCPOptions{ScopePath: "tenants/t" + strconv.Itoa((i+8)%8)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestLeakMCPClientCycles(t *testing.T) {
 func TestDestroyClosesOpenMCPClients(t *testing.T) {
 	ctx := context.Background()
 	l := ctLocal(t, LocalConfig{})
-	c, err := MCPClient(ctx, l, MCPOptions{ScopePath: "sub", InProcess: true})
+	c, err := MCPClient(ctx, l, MCPOptions{ScopePath: "sub"})
 	if err != nil {
 		t.Fatal(err)
 	}

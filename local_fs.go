@@ -117,7 +117,7 @@ func (l *Local) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f, nil
+	return l.trackReader(f, p), nil
 }
 
 func (l *Local) open(ctx context.Context, op, p string) (*os.File, fs.FileInfo, error) {

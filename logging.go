@@ -3,7 +3,6 @@ package agentbe
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 )
 
@@ -114,24 +113,4 @@ func (s SlogLogger) LogOp(e OpEntry) {
 		attrs = append(attrs, slog.String("error", e.Err.Error()))
 	}
 	lg.LogAttrs(context.Background(), level, "agentbe operation", attrs...)
-}
-
-// OpRecorder keeps entries in memory; it is meant for tests.
-type OpRecorder struct {
-	mu      sync.Mutex
-	entries []OpEntry
-}
-
-// LogOp implements OpLogger.
-func (r *OpRecorder) LogOp(e OpEntry) {
-	r.mu.Lock()
-	r.entries = append(r.entries, e)
-	r.mu.Unlock()
-}
-
-// Entries returns a copy of the entries recorded so far.
-func (r *OpRecorder) Entries() []OpEntry {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]OpEntry(nil), r.entries...)
 }

@@ -39,42 +39,47 @@ type MCPOptions struct {
 	// ScopePath restricts the server to a sub-directory of the backend's
 	// workspace (validated like Scope's path).
 	ScopePath string
-	// Binary is the agent-backend CLI a Local backend spawns; "" means
-	// "agent-backend" on PATH.
+	// Subprocess serves a Local backend's tools from a spawned
+	// `agent-backend daemon --local-only` (Binary) instead of this process,
+	// as the TypeScript client does. Off by default, because the child only
+	// gets the backend's root, scope, isolation and shell: not its Env, the
+	// scope's Env, its MaxOutputBytes, MaxReadBytes or safety policy, and
+	// --local-only trusts the local user (no dangerous-command check). The
+	// default in-process server runs every tool through the backend itself,
+	// so all of its configuration holds.
+	Subprocess bool
+	// Binary is the CLI Subprocess spawns; "" means "agent-backend" on PATH.
 	Binary string
-	// InProcess serves a Local backend's tools in this process instead of
-	// spawning the CLI. Memory backends are always served in-process: a
-	// subprocess could never see their data.
-	//
-	// The spawned CLI runs in --local-only mode, which by the daemon spec
-	// trusts the local user and does not block dangerous commands; the
-	// in-process server runs exec through the backend itself, so its
-	// safety check (AllowDangerous false) applies. Choose InProcess to keep
-	// that check on the exec tool.
-	InProcess bool
 	// Client identifies the MCP client in initialize.
 	Client mcp.Implementation
 }
 
 // MCPTransport returns a stream connected to an MCP server (newline-
-// delimited JSON-RPC) that operates on b's workspace. For a Local backend
-// (or a scope of one) it is the stdio of a spawned `agent-backend daemon
-// --local-only` with the backend's root, scope, isolation and shell; for a
-// Memory backend, or with InProcess, a server running in this process. The
-// transport is tracked by b and closed by Destroy; closing it earlier
-// untracks it and releases the scope made for opts.ScopePath, so opening
-// and closing transports leaves nothing behind.
+// delimited JSON-RPC) that operates on b's workspace: a server running in
+// this process on b (or on its opts.ScopePath scope), or with Subprocess
+// the stdio of a spawned CLI. The transport is tracked by b and closed by
+// Destroy; closing it earlier untracks it and releases the scope made for
+// opts.ScopePath, so opening and closing transports leaves nothing behind.
+//
+// A Remote's MCP server is reached over Streamable HTTP, not a stream: use
+// MCPClient, or Remote.MCPEndpoint with another MCP client; MCPTransport
+// fails with NOT_IMPLEMENTED for it.
 func MCPTransport(ctx context.Context, b Backend, opts MCPOptions) (io.ReadWriteCloser, error) {
+	if r, _ := rootRemote(b); r != nil {
+		return nil, &Error{Code: CodeNotImplemented, Op: "mcp", Backend: KindRemote, Err: ErrNotImplemented,
+			Reason: "a Remote's MCP server is reached over Streamable HTTP: use MCPClient, or MCPEndpoint with another MCP client"}
+	}
 	target, release, err := mcpTarget(b, opts.ScopePath)
 	if err != nil {
 		return nil, err
 	}
 	var rwc io.ReadWriteCloser
-	if local := rootLocal(b); local != nil && !opts.InProcess {
+	if local := rootLocal(b); local != nil && opts.Subprocess {
 		rwc, err = spawnDaemon(ctx, local, target, opts.Binary)
 		if err != nil {
 			release()
-			return nil, err
+			return nil, &Error{Code: CodeMissingUtilities, Op: "mcp", Backend: b.Kind(),
+				Err: &wrapped{msg: "cannot start the MCP server", err: err, is: ErrMissingUtility}}
 		}
 	} else {
 		rwc = serveInProcess(target)
@@ -88,22 +93,62 @@ func MCPTransport(ctx context.Context, b Backend, opts MCPOptions) (io.ReadWrite
 	return t, nil
 }
 
-// MCPClient returns an initialized MCP client on MCPTransport. Closing the
-// client closes the transport (untracking it); Destroy closes it too.
+// MCPClient returns an initialized MCP client for b's workspace (or its
+// opts.ScopePath scope): on MCPTransport for Local and Memory backends, over
+// Streamable HTTP to the daemon's /mcp (with the token, X-Root-Dir and
+// X-Scope-Path) for a Remote. Calls are never retried. Closing the client
+// untracks it and releases its scope; Destroy closes it too. A server that
+// cannot be reached or fails to initialize yields CONNECTION_CLOSED (a
+// subprocess that cannot start, MISSING_UTILITIES).
 func MCPClient(ctx context.Context, b Backend, opts MCPOptions) (*mcp.Client, error) {
-	rwc, err := MCPTransport(ctx, b, opts)
-	if err != nil {
-		return nil, err
-	}
 	info := opts.Client
 	if info.Name == "" {
 		info = mcp.Implementation{Name: "agentbe", Version: Version}
 	}
+	if r, _ := rootRemote(b); r != nil {
+		return remoteClient(ctx, b, r, opts, info)
+	}
+	rwc, err := MCPTransport(ctx, b, opts)
+	if err != nil {
+		return nil, err
+	}
 	c := mcp.NewStreamClient(rwc, mcp.ClientOptions{Info: info})
 	if _, err := c.Initialize(ctx); err != nil {
 		c.Close()
-		return nil, &Error{Code: CodeExecError, Op: "mcp", Backend: b.Kind(), Err: err}
+		return nil, &Error{Code: CodeConnectionClosed, Op: "mcp", Backend: b.Kind(),
+			Err: &wrapped{msg: "MCP initialize", err: err, is: ErrConnectionClosed}}
 	}
+	return c, nil
+}
+
+// remoteClient is MCPClient for a Remote (or a scope of one).
+func remoteClient(ctx context.Context, b Backend, r *Remote, opts MCPOptions, info mcp.Implementation) (*mcp.Client, error) {
+	target, release, err := mcpTarget(b, opts.ScopePath)
+	if err != nil {
+		return nil, err
+	}
+	_, rel := rootRemote(target)
+	var mu sync.Mutex
+	untrack := func() {}
+	var once sync.Once
+	onClose := func() {
+		once.Do(func() {
+			mu.Lock()
+			u := untrack
+			mu.Unlock()
+			u()
+			release()
+		})
+	}
+	c, err := remoteMCPClient(ctx, r, rel, info, onClose)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	u := trackCloser(b, c)
+	mu.Lock()
+	untrack = u
+	mu.Unlock()
 	return c, nil
 }
 
@@ -273,35 +318,4 @@ func (p *inProcStream) Close() error {
 	p.cancel()
 	<-p.done
 	return err
-}
-
-// MCPClient is the package-level MCPClient for l.
-func (l *Local) MCPClient(ctx context.Context, opts MCPOptions) (*mcp.Client, error) {
-	return MCPClient(ctx, l, opts)
-}
-
-// MCPTransport is the package-level MCPTransport for l.
-func (l *Local) MCPTransport(ctx context.Context, opts MCPOptions) (io.ReadWriteCloser, error) {
-	return MCPTransport(ctx, l, opts)
-}
-
-// MCPClient is the package-level MCPClient for m (always in-process).
-func (m *Memory) MCPClient(ctx context.Context, opts MCPOptions) (*mcp.Client, error) {
-	return MCPClient(ctx, m, opts)
-}
-
-// MCPTransport is the package-level MCPTransport for m (always in-process).
-func (m *Memory) MCPTransport(ctx context.Context, opts MCPOptions) (io.ReadWriteCloser, error) {
-	return MCPTransport(ctx, m, opts)
-}
-
-// MCPClient is the package-level MCPClient for s: the server is confined to
-// the scope (a spawned CLI gets --scopePath).
-func (s *Scope) MCPClient(ctx context.Context, opts MCPOptions) (*mcp.Client, error) {
-	return MCPClient(ctx, s, opts)
-}
-
-// MCPTransport is the package-level MCPTransport for s.
-func (s *Scope) MCPTransport(ctx context.Context, opts MCPOptions) (io.ReadWriteCloser, error) {
-	return MCPTransport(ctx, s, opts)
 }

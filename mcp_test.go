@@ -71,7 +71,7 @@ func TestMCPClientMemoryInProcess(t *testing.T) {
 func TestMCPServerLocalExec(t *testing.T) {
 	ctx := context.Background()
 	l := newExecLocal(t, LocalConfig{})
-	c, err := MCPClient(ctx, l, MCPOptions{InProcess: true})
+	c, err := MCPClient(ctx, l, MCPOptions{})
 	mustOK(t, err)
 	if names := toolNames(t, c); len(names) != 15 || !names["exec"] {
 		t.Fatalf("local tools = %v", names)
@@ -92,7 +92,7 @@ func TestMCPClientLocalSpawn(t *testing.T) {
 	root := t.TempDir()
 	l := newExecLocal(t, LocalConfig{RootDir: root})
 	mustOK(t, l.Write(ctx, "t1/hello.txt", []byte("spawned\n")))
-	c, err := MCPClient(ctx, l, MCPOptions{Binary: bin, ScopePath: "t1"})
+	c, err := MCPClient(ctx, l, MCPOptions{Subprocess: true, Binary: bin, ScopePath: "t1"})
 	mustOK(t, err)
 	if text, isErr := callText(t, c, "read_text_file", map[string]any{"path": "hello.txt"}); isErr || text != "spawned\n" {
 		t.Fatalf("read through spawned CLI = %q (isError %v)", text, isErr)

@@ -179,6 +179,10 @@ func (r *Remote) OnStatusChange(fn func(old, new Status)) func() { return r.core
 // Track registers c to be closed by Destroy.
 func (r *Remote) Track(c io.Closer) { r.core.life.Track(c) }
 
+// Untrack removes c from the resources Destroy closes, without closing it;
+// see Local.Untrack.
+func (r *Remote) Untrack(c io.Closer) { r.core.life.Untrack(c) }
+
 // Connect connects now instead of on the first operation. It returns at
 // once when already connected.
 func (r *Remote) Connect(ctx context.Context) error {

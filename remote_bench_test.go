@@ -45,7 +45,10 @@ func BenchmarkRemoteSideBySide(b *testing.B) {
 		{"read4k", 4096, func(be agentbe.Backend, _ int) error { _, err := be.Read(ctx, "bench/fixed.bin"); return err }},
 		{"write64m", 64 << 20, func(be agentbe.Backend, _ int) error { return be.Write(ctx, "bench/go-big.bin", big) }},
 		{"read64m", 64 << 20, func(be agentbe.Backend, _ int) error { _, err := be.Read(ctx, "bench/big-fixed.bin"); return err }},
-		{"exec", 0, func(be agentbe.Backend, _ int) error { _, err := be.Exec(ctx, "true", agentbe.ExecOptions{}); return err }},
+		{"exec", 0, func(be agentbe.Backend, _ int) error {
+			_, err := be.Exec(ctx, "true", agentbe.ExecOptions{})
+			return err
+		}},
 	}
 	node, nodeErr := exec.LookPath("node")
 	wd, _ := os.Getwd()

@@ -71,13 +71,13 @@ func (r *Remote) mcpHeader(scopePath string) http.Header {
 // endpoint for r (scoped to scopePath), tracked by r: Destroy closes it,
 // closing it first untracks it. Errors of MCP calls are returned as they
 // are, never retried.
-func remoteMCPClient(ctx context.Context, r *Remote, scopePath string, info mcp.Implementation) (*mcp.Client, error) {
+func remoteMCPClient(ctx context.Context, r *Remote, scopePath string, info mcp.Implementation, onClose func()) (*mcp.Client, error) {
 	if err := r.core.alive("mcp", ""); err != nil {
 		return nil, err
 	}
 	hc := &http.Client{Transport: r.core.httpTransport()}
 	c := mcp.NewHTTPClient(r.mcpURL(), mcp.HTTPClientOptions{ClientOptions: mcp.ClientOptions{Info: info},
-		Header: r.mcpHeader(scopePath), HTTPClient: hc})
+		Header: r.mcpHeader(scopePath), HTTPClient: hc, OnClose: onClose})
 	if _, err := c.Initialize(ctx); err != nil {
 		c.Close()
 		return nil, &Error{Code: CodeConnectionClosed, Op: "mcp", Backend: KindRemote,

@@ -508,3 +508,54 @@ func TestRemoteKeepaliveDetectsStall(t *testing.T) {
 // acceptAnyKey keeps the tests quiet about the host key (the default logs a
 // warning).
 var acceptAnyKey = ssh.InsecureIgnoreHostKey()
+
+func TestRemoteMCPClient(t *testing.T) {
+	ctx := context.Background()
+	d := startDaemon(t, "mcp-token")
+	r := d.remote(t, nil)
+	c, err := agentbe.MCPClient(ctx, r, agentbe.MCPOptions{})
+	must(t, err)
+	tools, err := c.ListTools(ctx)
+	must(t, err)
+	names := map[string]bool{}
+	for _, tl := range tools {
+		names[tl.Name] = true
+	}
+	if !names["read_text_file"] || !names["exec"] {
+		t.Fatalf("tools %v", names)
+	}
+	if res, err := c.CallTool(ctx, "write_file", map[string]any{"path": "m.txt", "content": "via mcp"}); err != nil || res.IsError {
+		t.Fatalf("write_file %+v %v", res, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(d.root, "m.txt")); string(b) != "via mcp" {
+		t.Errorf("on disk %q", b)
+	}
+	must(t, c.Close())
+
+	s, err := r.Scope("users/alice", agentbe.ScopeOptions{})
+	must(t, err)
+	sc, err := agentbe.MCPClient(ctx, s, agentbe.MCPOptions{ScopePath: "proj"})
+	must(t, err)
+	if res, err := sc.CallTool(ctx, "write_file", map[string]any{"path": "x.txt", "content": "scoped"}); err != nil || res.IsError {
+		t.Fatalf("scoped write_file %+v %v", res, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(d.root, "users/alice/proj/x.txt")); string(b) != "scoped" {
+		t.Errorf("scoped write landed wrong: %q", b)
+	}
+	if _, err := agentbe.MCPTransport(ctx, r, agentbe.MCPOptions{}); !errors.Is(err, agentbe.ErrNotImplemented) {
+		t.Errorf("MCPTransport on a Remote: %v", err)
+	}
+	url, h := r.MCPEndpoint()
+	if !strings.HasSuffix(url, "/mcp") || h.Get("Authorization") != "Bearer mcp-token" || h.Get("X-Root-Dir") != d.root {
+		t.Errorf("endpoint %s %v", url, h)
+	}
+	// A wrong token: the client fails, CONNECTION_CLOSED, no retry.
+	bad := d.remote(t, func(c *agentbe.RemoteConfig) { c.Token = "nope" })
+	if _, err := agentbe.MCPClient(ctx, bad, agentbe.MCPOptions{}); agentbe.CodeOf(err) != agentbe.CodeConnectionClosed {
+		t.Errorf("bad token: %v", err)
+	}
+	must(t, r.Destroy(ctx))
+	if _, err := sc.ListTools(ctx); err == nil {
+		t.Error("client still usable after Destroy")
+	}
+}

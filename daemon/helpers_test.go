@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbe/agent-backend/sftpjail"
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/net/websocket"
 )
 
 // testKeyPath writes an ed25519 host key (fast to make) into a temp dir.
@@ -149,4 +151,43 @@ func (d *testDaemon) post(t *testing.T, body string, hdr ...string) (int, string
 
 func contextWithCancel() (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())
+}
+
+func benchKeyPath(b *testing.B) string {
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	blk, _ := ssh.MarshalPrivateKey(priv, "")
+	p := filepath.Join(b.TempDir(), "hostkey")
+	os.WriteFile(p, pem.EncodeToMemory(blk), 0o600)
+	return p
+}
+
+// benchSFTP opens an SFTP client through /ssh.
+func benchSFTP(b *testing.B, d *testDaemon) *sftpjail.Client {
+	cfg, _ := websocket.NewConfig("ws://"+d.addr+"/ssh", "http://"+d.addr)
+	ws, err := websocket.DialConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws.PayloadType = websocket.BinaryFrame
+	conn, chans, reqs, err := ssh.NewClientConn(ws, "daemon", &ssh.ClientConfig{User: "a",
+		HostKeyCallback: ssh.InsecureIgnoreHostKey()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := ssh.NewClient(conn, chans, reqs)
+	b.Cleanup(func() { c.Close() })
+	s, _ := c.NewSession()
+	w, _ := s.StdinPipe()
+	r, _ := s.StdoutPipe()
+	if err := s.RequestSubsystem("sftp"); err != nil {
+		b.Fatal(err)
+	}
+	cl, err := sftpjail.NewClient(struct {
+		io.Reader
+		io.WriteCloser
+	}{r, w})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cl
 }

@@ -3,8 +3,11 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/http"
 	"strings"
+	"syscall"
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/mcp"
@@ -73,7 +76,7 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, error) {
 	}
 	sc, err := s.local.Scope(scope, agentbe.ScopeOptions{})
 	if err != nil {
-		return nil, httpErr(http.StatusBadRequest, "Invalid scope path", "Scope path must not contain path traversal sequences")
+		return nil, scopeError(err)
 	}
 	if holder, ok := r.Context().Value(requestScopeKey{}).(*requestScope); ok {
 		holder.scope = sc
@@ -81,7 +84,8 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, error) {
 	// The MCP tools expect the scope directory to exist (a new file's
 	// parent must); the library's scope creates it on its first write only.
 	if err := sc.Mkdir(r.Context(), "."); err != nil {
-		return nil, err
+		sc.Destroy(context.Background())
+		return nil, scopeError(err)
 	}
 	return agentbe.NewMCPServer(sc), nil
 }
@@ -99,6 +103,19 @@ func trimSlashes(p string) string {
 		return "/"
 	}
 	return t
+}
+
+// scopeError maps a scope that cannot be used to 400 when the scope path
+// is at fault (it leaves the workspace, goes through a symbolic link, or
+// names something that is not a directory); other failures stay 500.
+func scopeError(err error) error {
+	switch {
+	case errors.Is(err, agentbe.ErrPathEscape):
+		return httpErr(http.StatusBadRequest, "Invalid scope path", "Scope path must not contain path traversal sequences")
+	case errors.Is(err, agentbe.ErrScopeLink), errors.Is(err, syscall.ENOTDIR), errors.Is(err, fs.ErrExist):
+		return httpErr(http.StatusBadRequest, "Invalid scope path", "Scope path must name a directory of the workspace, not a symbolic link or a file")
+	}
+	return err
 }
 
 func httpErr(status int, e, msg string) error {

@@ -1,67 +1,247 @@
 package daemon
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"io"
 	"net"
 	"sync"
 	"time"
-
-	"golang.org/x/net/websocket"
 )
 
 // WebSocket close codes the daemon sends.
 const (
 	closeNormal       = 1000 // the SSH side ended, or shutdown
+	closeProtocol     = 1002 // the client broke the framing rules
 	closeInternal     = 1011 // the SSH side failed
 	closeUnauthorized = 4001 // bad or missing token (the TypeScript client relies on it)
 )
 
-// errWSClosed is returned by writes on a closed WebSocket.
-var errWSClosed = errors.New("daemon: websocket is not open")
+// WebSocket opcodes (RFC 6455 §5.2).
+const (
+	opContinuation = 0x0
+	opText         = 0x1
+	opBinary       = 0x2
+	opClose        = 0x8
+	opPing         = 0x9
+	opPong         = 0xa
+)
 
-// wsConn is a WebSocket as a net.Conn carrying raw bytes: every Write is
-// one binary frame, Read returns message payloads as a byte stream (EOF
-// when the peer closes), and closing sends a close frame with a code and
-// reason before closing the TCP connection.
+var (
+	// errWSClosed is returned by writes on a closed WebSocket.
+	errWSClosed = errors.New("daemon: websocket is not open")
+	// errWSProtocol is returned by reads of a frame that breaks RFC 6455.
+	errWSProtocol = errors.New("daemon: websocket protocol error")
+)
+
+// wsConn is a server-side WebSocket as a net.Conn carrying raw bytes, on
+// the connection golang.org/x/net/websocket upgraded (that package does
+// the handshake; its frame layer unmasks byte by byte and hides close
+// codes, so the frames are read and written here). Every Write is one
+// binary frame sent with one writev; Read returns the payloads of text,
+// binary and continuation frames as one stream, answers pings, and reports
+// io.EOF at the client's close frame. Closing sends a close frame with a
+// code and reason before closing the TCP connection.
 type wsConn struct {
-	ws  *websocket.Conn
-	raw net.Conn // the hijacked TCP connection
+	raw net.Conn
+	br  *bufio.Reader
 
-	wmu    sync.Mutex
-	closed bool
+	// Read state (one reader at a time, the SSH transport's).
+	remaining uint64
+	mask      [4]byte
+	maskPos   int
+	eof       bool
+
+	wmu      sync.Mutex
+	closed   bool // the close frame was sent
+	released bool // the SSH layer closed its side (see Close)
+	hdr      [10]byte
 }
 
-func newWSConn(ws *websocket.Conn, raw net.Conn) *wsConn {
-	ws.PayloadType = websocket.BinaryFrame
-	return &wsConn{ws: ws, raw: raw}
+// newWSConn takes over an upgraded connection; buffered holds what the
+// HTTP server had read past the upgrade request.
+func newWSConn(raw net.Conn, buffered *bufio.Reader) *wsConn {
+	var src io.Reader = raw
+	if buffered != nil && buffered.Buffered() > 0 {
+		pending, _ := buffered.Peek(buffered.Buffered())
+		src = io.MultiReader(bytesReaderOf(pending), raw)
+	}
+	return &wsConn{raw: raw, br: bufio.NewReaderSize(src, 64<<10)}
+}
+
+func bytesReaderOf(b []byte) io.Reader {
+	c := make([]byte, len(b))
+	copy(c, b)
+	return &sliceReader{b: c}
+}
+
+type sliceReader struct{ b []byte }
+
+func (s *sliceReader) Read(p []byte) (int, error) {
+	if len(s.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.b)
+	s.b = s.b[n:]
+	return n, nil
 }
 
 func (c *wsConn) Read(p []byte) (int, error) {
-	n, err := c.ws.Read(p)
-	if err != nil && n == 0 {
-		c.wmu.Lock()
-		closed := c.closed
-		c.wmu.Unlock()
-		if closed || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+	for c.remaining == 0 {
+		if c.eof {
 			return 0, io.EOF
 		}
+		if err := c.nextFrame(); err != nil {
+			return 0, c.readErr(err)
+		}
 	}
-	return n, err
+	if uint64(len(p)) > c.remaining {
+		p = p[:c.remaining]
+	}
+	n, err := c.br.Read(p)
+	c.unmask(p[:n])
+	c.remaining -= uint64(n)
+	if err != nil && n == 0 {
+		return 0, c.readErr(err)
+	}
+	return n, nil
+}
+
+// readErr turns the end of the connection into io.EOF once closing began.
+func (c *wsConn) readErr(err error) error {
+	c.wmu.Lock()
+	done := c.closed || c.released
+	c.wmu.Unlock()
+	if done || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		return io.EOF
+	}
+	return err
+}
+
+// unmask XORs p with the frame's masking key, eight bytes at a time.
+func (c *wsConn) unmask(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	var key [8]byte
+	for i := range key {
+		key[i] = c.mask[(c.maskPos+i)%4]
+	}
+	k := binary.LittleEndian.Uint64(key[:])
+	i := 0
+	for ; i+8 <= len(p); i += 8 {
+		binary.LittleEndian.PutUint64(p[i:], binary.LittleEndian.Uint64(p[i:])^k)
+	}
+	for ; i < len(p); i++ {
+		p[i] ^= key[i%8]
+	}
+	c.maskPos = (c.maskPos + len(p)) % 4
+}
+
+// nextFrame reads a frame header. Data frames leave their payload to Read;
+// control frames are handled here (ping answered, pong ignored, close
+// ends the stream).
+func (c *wsConn) nextFrame() error {
+	var h [2]byte
+	if _, err := io.ReadFull(c.br, h[:]); err != nil {
+		return err
+	}
+	op := h[0] & 0x0f
+	if h[0]&0x70 != 0 || h[1]&0x80 == 0 { // reserved bits, or an unmasked client frame
+		return errWSProtocol
+	}
+	n := uint64(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var l [2]byte
+		if _, err := io.ReadFull(c.br, l[:]); err != nil {
+			return err
+		}
+		n = uint64(binary.BigEndian.Uint16(l[:]))
+	case 127:
+		var l [8]byte
+		if _, err := io.ReadFull(c.br, l[:]); err != nil {
+			return err
+		}
+		n = binary.BigEndian.Uint64(l[:])
+		if n>>63 != 0 {
+			return errWSProtocol
+		}
+	}
+	if _, err := io.ReadFull(c.br, c.mask[:]); err != nil {
+		return err
+	}
+	c.maskPos = 0
+	switch op {
+	case opContinuation, opText, opBinary:
+		c.remaining = n
+		return nil
+	case opClose, opPing, opPong:
+		if n > 125 || h[0]&0x80 == 0 {
+			return errWSProtocol
+		}
+		payload := make([]byte, n)
+		if _, err := io.ReadFull(c.br, payload); err != nil {
+			return err
+		}
+		c.unmask(payload)
+		switch op {
+		case opPing:
+			c.writeFrame(opPong, payload)
+		case opClose:
+			c.eof = true
+		}
+		return nil
+	}
+	return errWSProtocol
 }
 
 func (c *wsConn) Write(p []byte) (int, error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.closed {
-		return 0, errWSClosed
+	if err := c.writeFrame(opBinary, p); err != nil {
+		return 0, err
 	}
-	return c.ws.Write(p)
+	return len(p), nil
 }
 
-// Close closes with 1000 (the duplex's final()).
-func (c *wsConn) Close() error { return c.closeWith(closeNormal, "") }
+// writeFrame sends one unmasked frame (header and payload in one writev).
+func (c *wsConn) writeFrame(op byte, p []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closed || c.released {
+		return errWSClosed
+	}
+	return c.writeLocked(op, p)
+}
+
+func (c *wsConn) writeLocked(op byte, p []byte) error {
+	h := c.hdr[:2]
+	h[0] = 0x80 | op
+	switch n := len(p); {
+	case n <= 125:
+		h[1] = byte(n)
+	case n <= 0xffff:
+		h[1] = 126
+		h = binary.BigEndian.AppendUint16(h, uint16(n))
+	default:
+		h[1] = 127
+		h = binary.BigEndian.AppendUint64(h, uint64(n))
+	}
+	bufs := net.Buffers{h, p}
+	_, err := bufs.WriteTo(c.raw)
+	return err
+}
+
+// Close is what the SSH layer calls, both when it ends normally and when it
+// fails, so it cannot choose the close code: it stops reads and writes,
+// and the owner (serveSSH) then sends the close frame with the code that
+// fits (1000 for a normal end, 1011 for a failure) through closeWith.
+func (c *wsConn) Close() error {
+	c.wmu.Lock()
+	c.released = true
+	c.wmu.Unlock()
+	return c.raw.SetReadDeadline(time.Unix(1, 0))
+}
 
 // closeWith sends a close frame with code and reason (once) and closes the
 // connection; later calls do nothing.
@@ -72,15 +252,15 @@ func (c *wsConn) closeWith(code int, reason string) error {
 		return nil
 	}
 	c.closed = true
-	payload := make([]byte, 2, 2+len(reason))
-	binary.BigEndian.PutUint16(payload, uint16(code))
+	if len(reason) > 123 {
+		reason = reason[:123]
+	}
+	payload := binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(reason)), uint16(code))
 	payload = append(payload, reason...)
 	c.raw.SetWriteDeadline(time.Now().Add(time.Second))
-	c.ws.PayloadType = websocket.CloseFrame
-	_, err := c.ws.Write(payload)
+	err := c.writeLocked(opClose, payload)
 	c.wmu.Unlock()
-	cerr := c.raw.Close()
-	if err == nil {
+	if cerr := c.raw.Close(); err == nil {
 		err = cerr
 	}
 	return err

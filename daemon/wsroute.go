@@ -16,12 +16,13 @@ import (
 type hijackRecorder struct {
 	http.ResponseWriter
 	conn net.Conn
+	rw   *bufio.ReadWriter
 }
 
 func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, rw, err := h.ResponseWriter.(http.Hijacker).Hijack()
 	if err == nil {
-		h.conn = c
+		h.conn, h.rw = c, rw
 		// Clear any deadline the HTTP server left on the connection.
 		c.SetDeadline(time.Time{})
 	}
@@ -51,8 +52,9 @@ func (s *Server) sshRoute() http.Handler {
 				cfg.Protocol = nil // select no subprotocol
 				return nil
 			},
-			Handler: func(ws *websocket.Conn) {
-				c := newWSConn(ws, rec.conn)
+			Handler: func(*websocket.Conn) {
+				// The handshake is done; frames are ours from here on.
+				c := newWSConn(rec.conn, rec.rw.Reader)
 				if !authorized {
 					c.closeWith(closeUnauthorized, "Unauthorized")
 					return

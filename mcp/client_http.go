@@ -24,6 +24,9 @@ type HTTPClientOptions struct {
 	HTTPClient *http.Client
 	// MaxResponseBytes limits a response body; 0 means 64 MiB.
 	MaxResponseBytes int64
+	// OnClose, when set, is called once when the Client is closed (its
+	// owner uses it to release what it holds for the client).
+	OnClose func()
 }
 
 // NewHTTPClient returns a Client for the Streamable HTTP endpoint at url.
@@ -201,4 +204,9 @@ func (t *httpTransport) setProtocolVersion(v string) {
 	t.mu.Unlock()
 }
 
-func (t *httpTransport) close() error { return nil }
+func (t *httpTransport) close() error {
+	if t.opts.OnClose != nil {
+		t.opts.OnClose()
+	}
+	return nil
+}

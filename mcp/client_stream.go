@@ -19,14 +19,14 @@ func NewStreamClient(rwc io.ReadWriteCloser, opts ClientOptions) *Client {
 	return newClient(newStreamTransport(rwc, rwc, rwc.Close), opts)
 }
 
-// CommandCloseTimeout is how long Close waits for a command client's child
+// commandCloseTimeout is how long Close waits for a command client's child
 // to exit after its stdin was closed before killing it.
-var CommandCloseTimeout = 5 * time.Second
+var commandCloseTimeout = 5 * time.Second
 
 // NewCommandClient starts cmd and returns a Client talking MCP over its
 // stdin and stdout. cmd.Stdin and cmd.Stdout must be nil; cmd.Stderr is
 // left as the caller set it. Close closes the child's stdin, waits up to
-// CommandCloseTimeout for it to exit, then kills it; the child is always
+// commandCloseTimeout for it to exit, then kills it; the child is always
 // reaped.
 func NewCommandClient(cmd *exec.Cmd, opts ClientOptions) (*Client, error) {
 	if cmd.Stdin != nil || cmd.Stdout != nil {
@@ -51,7 +51,7 @@ func NewCommandClient(cmd *exec.Cmd, opts ClientOptions) (*Client, error) {
 		select {
 		case err := <-waitDone:
 			return exitErr(err)
-		case <-time.After(CommandCloseTimeout):
+		case <-time.After(commandCloseTimeout):
 			cmd.Process.Kill()
 			<-waitDone
 			return nil

@@ -32,13 +32,13 @@ var execTool = Tool{
 	Annotations: &ToolAnnotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(true), IdempotentHint: ptr(false), OpenWorldHint: ptr(true)},
 }
 
-// ExecTool returns the exec tool of the TypeScript agent-backend daemon,
+// newExecTool returns the exec tool of the TypeScript agent-backend daemon,
 // served by run. Its results match the reference: the trimmed standard
 // output on success; "Command execution failed with exit code N: <stderr or
 // stdout, trimmed>" (N is "null" for a signal) on failure; "Command cannot
 // be empty" for a blank command. Cancelling the request cancels ctx, which
 // run must honour by killing the command.
-func ExecTool(run ExecFunc) (Tool, ToolHandler) {
+func newExecTool(run ExecFunc) (Tool, ToolHandler) {
 	return execTool, func(ctx context.Context, raw json.RawMessage) (*CallToolResult, error) {
 		return serveExec(ctx, run, raw)
 	}

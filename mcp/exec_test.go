@@ -9,7 +9,7 @@ import (
 
 func TestExecTool(t *testing.T) {
 	var gotEnv map[string]string
-	tool, h := ExecTool(func(ctx context.Context, command string, env map[string]string) (ExecResult, error) {
+	tool, h := newExecTool(func(ctx context.Context, command string, env map[string]string) (ExecResult, error) {
 		gotEnv = env
 		switch command {
 		case "ok":

@@ -35,7 +35,7 @@ func hardTools(t testing.TB, cfg agentbe.LocalConfig) (string, map[string]mcp.To
 	}
 	t.Cleanup(func() { l.Destroy(context.Background()) })
 	tools := map[string]mcp.ToolHandler{}
-	for _, bt := range mcp.FilesystemTools(l) {
+	for _, bt := range workspaceTools(l) {
 		tools[bt.Tool.Name] = bt.Handler
 	}
 	return l.RootDir(), tools
@@ -580,7 +580,7 @@ func TestMemoryTreeIsLinear(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := map[string]mcp.ToolHandler{}
-	for _, bt := range mcp.FilesystemTools(m) {
+	for _, bt := range workspaceTools(m) {
 		tools[bt.Tool.Name] = bt.Handler
 	}
 	text, isErr := run(t, context.Background(), tools, "directory_tree", map[string]any{"path": "/ws"})

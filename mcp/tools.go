@@ -7,8 +7,8 @@ import (
 	"sync"
 )
 
-// BoundTool is a tool definition together with the handler that serves it.
-type BoundTool struct {
+// boundTool is a tool definition together with the handler that serves it.
+type boundTool struct {
 	Tool    Tool
 	Handler ToolHandler
 }
@@ -117,15 +117,26 @@ var fsToolDefs = []fsToolDef{
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`), OutputSchema: textOutput, Annotations: readOnly}, (*fsTools).listAllowed},
 }
 
-// FilesystemTools returns the 14 filesystem tools of the official MCP
+// filesystemTools returns the 14 filesystem tools of the official MCP
 // filesystem server (read_file included) bound to ws. The definitions are
 // shared; binding costs one small allocation per tool. A Server per request
 // is cheaper still with WorkspaceToolSet and WorkspaceHandler.
-func FilesystemTools(ws Workspace) []BoundTool {
+//
+// So that no single call can take unbounded time or memory, the tools read
+// regular files only (a FIFO, a device or a socket is refused), never read
+// more than the workspace's read limit (ReadLimiter; 64 MiB by default)
+// into memory or build a listing larger than it, refuse glob patterns over
+// 64 KiB (all patterns of a call together) and cap their brace expansion,
+// descend at most 256 directory levels, visit at most 2^20 entries in one
+// search, let the edits of one edit_file call scan at most 64 times the
+// read limit, and check their context in every loop, so cancellation
+// (notifications/cancelled, ServerOptions.CallTimeout) stops the work. Each
+// bound fails the call with an error that names it.
+func filesystemTools(ws Workspace) []boundTool {
 	h := WorkspaceHandler(ws, nil)
-	out := make([]BoundTool, len(fsToolDefs))
+	out := make([]boundTool, len(fsToolDefs))
 	for i := range fsToolDefs {
-		out[i] = BoundTool{Tool: fsToolDefs[i].tool, Handler: func(ctx context.Context, raw json.RawMessage) (*CallToolResult, error) {
+		out[i] = boundTool{Tool: fsToolDefs[i].tool, Handler: func(ctx context.Context, raw json.RawMessage) (*CallToolResult, error) {
 			return h(ctx, i, raw)
 		}}
 	}
@@ -133,12 +144,12 @@ func FilesystemTools(ws Workspace) []BoundTool {
 }
 
 var (
-	fsToolSet   = sync.OnceValue(func() *ToolSet { return NewToolSet(FilesystemToolDefinitions()...) })
-	fsExecTools = sync.OnceValue(func() *ToolSet { return NewToolSet(append(FilesystemToolDefinitions(), execTool)...) })
+	fsToolSet   = sync.OnceValue(func() *ToolSet { return NewToolSet(filesystemToolDefinitions()...) })
+	fsExecTools = sync.OnceValue(func() *ToolSet { return NewToolSet(append(filesystemToolDefinitions(), execTool)...) })
 )
 
 // WorkspaceToolSet returns the shared ToolSet of the filesystem tools (in
-// FilesystemTools order), followed by exec when withExec is set. Serve it
+// filesystemTools order), followed by exec when withExec is set. Serve it
 // with WorkspaceHandler.
 func WorkspaceToolSet(withExec bool) *ToolSet {
 	if withExec {
@@ -188,16 +199,16 @@ func init() {
 	}
 }
 
-// RegisterFilesystemTools adds the filesystem tools bound to ws to s.
-func RegisterFilesystemTools(s *Server, ws Workspace) {
-	for _, bt := range FilesystemTools(ws) {
+// registerFilesystemTools adds the filesystem tools bound to ws to s.
+func registerFilesystemTools(s *Server, ws Workspace) {
+	for _, bt := range filesystemTools(ws) {
 		s.AddTool(bt.Tool, bt.Handler)
 	}
 }
 
-// FilesystemToolDefinitions returns the definitions of the filesystem tools
+// filesystemToolDefinitions returns the definitions of the filesystem tools
 // (what tools/list shows), without binding them to a workspace.
-func FilesystemToolDefinitions() []Tool {
+func filesystemToolDefinitions() []Tool {
 	out := make([]Tool, len(fsToolDefs))
 	for i, d := range fsToolDefs {
 		out[i] = d.tool

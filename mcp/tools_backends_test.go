@@ -52,7 +52,7 @@ func TestToolsOnEveryBackend(t *testing.T) {
 				t.Errorf("%T: ImplicitDirs must hold exactly for Memory backends", b)
 			}
 			h := map[string]mcp.ToolHandler{}
-			for _, bt := range mcp.FilesystemTools(b) {
+			for _, bt := range workspaceTools(b) {
 				h[bt.Tool.Name] = bt.Handler
 			}
 			call := func(tool string, args any) (string, bool) {
@@ -119,7 +119,7 @@ func BenchmarkLocalTools(b *testing.B) {
 	}
 	defer local.Destroy(context.Background())
 	h := map[string]mcp.ToolHandler{}
-	for _, bt := range mcp.FilesystemTools(local) {
+	for _, bt := range workspaceTools(local) {
 		h[bt.Tool.Name] = bt.Handler
 	}
 	for _, c := range []struct{ name, tool, args string }{
@@ -155,7 +155,7 @@ func TestLocalErrorTexts(t *testing.T) {
 	}
 	defer local.Destroy(context.Background())
 	h := map[string]mcp.ToolHandler{}
-	for _, bt := range mcp.FilesystemTools(local) {
+	for _, bt := range workspaceTools(local) {
 		h[bt.Tool.Name] = bt.Handler
 	}
 	cases := []struct {

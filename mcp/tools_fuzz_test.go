@@ -32,8 +32,8 @@ func FuzzToolArguments(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	tools := FilesystemTools(ws)
-	_, execH := ExecTool(func(ctx context.Context, command string, env map[string]string) (ExecResult, error) {
+	tools := filesystemTools(ws)
+	_, execH := newExecTool(func(ctx context.Context, command string, env map[string]string) (ExecResult, error) {
 		return ExecResult{Stdout: []byte(command)}, nil
 	})
 	f.Fuzz(func(t *testing.T, which uint8, args string) {

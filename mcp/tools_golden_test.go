@@ -258,7 +258,7 @@ func testGoldenReplay(t *testing.T, namesOnlyWS bool) {
 		w = namesOnly{ws}
 	}
 	tools := map[string]ToolHandler{}
-	for _, bt := range FilesystemTools(w) {
+	for _, bt := range filesystemTools(w) {
 		tools[bt.Tool.Name] = bt.Handler
 	}
 	toPlaceholders := strings.NewReplacer(root, "<ROOT>", filepath.Join(base, "outside"), "<OUTSIDE>", base, "<BASE>")
@@ -322,7 +322,7 @@ func TestGoldenByDesignKeepsOutsideSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := map[string]ToolHandler{}
-	for _, bt := range FilesystemTools(ws) {
+	for _, bt := range filesystemTools(ws) {
 		tools[bt.Tool.Name] = bt.Handler
 	}
 	fromPlaceholders := strings.NewReplacer("<ROOT>", root, "<OUTSIDE>", filepath.Join(base, "outside"), "<BASE>", base)

@@ -20,7 +20,7 @@ func newTestTools(t testing.TB) (string, map[string]ToolHandler) {
 		t.Fatal(err)
 	}
 	h := map[string]ToolHandler{}
-	for _, bt := range FilesystemTools(ws) {
+	for _, bt := range filesystemTools(ws) {
 		h[bt.Tool.Name] = bt.Handler
 	}
 	return dir, h
@@ -59,7 +59,7 @@ func TestToolsListShape(t *testing.T) {
 	want := []string{"read_file", "read_text_file", "read_media_file", "read_multiple_files", "write_file", "edit_file",
 		"create_directory", "list_directory", "list_directory_with_sizes", "directory_tree", "move_file", "search_files",
 		"get_file_info", "list_allowed_directories"}
-	tools := FilesystemToolDefinitions()
+	tools := filesystemToolDefinitions()
 	if len(tools) != len(want) {
 		t.Fatalf("got %d tools, want %d", len(tools), len(want))
 	}
@@ -96,7 +96,7 @@ func TestToolsSchemaMatchesReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours := map[string]Tool{}
-	for _, tool := range FilesystemToolDefinitions() {
+	for _, tool := range filesystemToolDefinitions() {
 		ours[tool.Name] = tool
 	}
 	for _, rt := range ref.Tools {
@@ -197,7 +197,7 @@ func TestPathEscapesAreDenied(t *testing.T) {
 	os.Symlink("../outside/secret.txt", filepath.Join(root, "rel-out"))
 	ws, _ := newRootWorkspace(root)
 	h := map[string]ToolHandler{}
-	for _, bt := range FilesystemTools(ws) {
+	for _, bt := range filesystemTools(ws) {
 		h[bt.Tool.Name] = bt.Handler
 	}
 	for _, tc := range []struct {

@@ -113,7 +113,7 @@ func TestWorkspaceToolSet(t *testing.T) {
 	if fs != WorkspaceToolSet(false) || withExec != WorkspaceToolSet(true) {
 		t.Fatal("WorkspaceToolSet is not shared")
 	}
-	defs := FilesystemToolDefinitions()
+	defs := filesystemToolDefinitions()
 	if fs.Len() != len(defs) || withExec.Len() != len(defs)+1 || withExec.Tools()[len(defs)].Name != "exec" || fs.Index("exec") != -1 {
 		t.Fatalf("sets: %d and %d tools", fs.Len(), withExec.Len())
 	}

@@ -17,7 +17,9 @@ import (
 func runFullDaemon(ctx context.Context, cfg daemonConfig, stderr io.Writer) int {
 	daemon.StripSecretEnv(cfg.AuthToken)
 	procs.LeaveOneCore()
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	logw := newBufferedLog(stderr)
+	defer logw.Close()
+	log := slog.New(slog.NewTextHandler(logw, nil))
 	dc := daemon.Config{
 		RootDir:        cfg.RootDir,
 		ScopePath:      cfg.ScopePath,

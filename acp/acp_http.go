@@ -1,0 +1,209 @@
+package acp
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// acpList answers GET /v1/acp: the instances visible from the request's
+// backend (scope), with their process status.
+func (h *Handler) acpList(w http.ResponseWriter, r *http.Request) {
+	b, release, ok := h.backend(w, r)
+	if !ok {
+		return
+	}
+	root := b.RootDir()
+	release()
+	servers := []InstanceInfo{}
+	for _, info := range h.proxy.List() {
+		if in := h.proxy.Get(info.ServerID); in != nil && in.root == root {
+			servers = append(servers, info)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"servers": servers})
+}
+
+func sessionNotFound(id string) *problemError {
+	p := problem(http.StatusNotFound, "session_not_found", "Session Not Found", "session not found: "+id)
+	p.Extra = map[string]any{"sessionId": id}
+	return p
+}
+
+// instanceFor returns the existing instance for the request, or nil when
+// there is none visible from the request's scope: an instance started in
+// another scope is reported as missing.
+func (h *Handler) instanceFor(w http.ResponseWriter, r *http.Request, in *Instance) (*Instance, bool) {
+	if in == nil {
+		return nil, true
+	}
+	b, release, ok := h.backend(w, r)
+	if !ok {
+		return nil, false
+	}
+	root := b.RootDir()
+	release()
+	if in.root != root {
+		return nil, true
+	}
+	return in, true
+}
+
+// acpPost answers POST /v1/acp/{server_id}: forward one JSON-RPC envelope,
+// creating the instance on the first POST (which needs ?agent=).
+func (h *Handler) acpPost(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("server_id")
+	if !isJSON(r.Header.Get("Content-Type")) {
+		writeProblem(w, unsupportedMedia("content-type must be application/json"))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.proxy.cfg.maxMessageBytes())))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeProblem(w, problem(http.StatusRequestEntityTooLarge, "too_large", "Payload Too Large",
+				"message larger than "+strconv.FormatInt(mbe.Limit, 10)+" bytes"))
+			return
+		}
+		writeProblem(w, badRequest("cannot read body"))
+		return
+	}
+	if _, err := parseEnvelope(body); err != nil {
+		if errors.Is(err, errNotObject) {
+			writeProblem(w, badRequest(err.Error()))
+		} else {
+			writeProblem(w, badRequest("invalid JSON body: "+err.Error()))
+		}
+		return
+	}
+	agentID := r.URL.Query().Get("agent")
+	in, ok := h.instanceFor(w, r, h.proxy.Get(id))
+	if !ok {
+		return
+	}
+	switch {
+	case in != nil && agentID != "" && agentID != in.agent:
+		writeProblem(w, conflict("server '"+id+"' already exists for agent '"+in.agent+"'; requested '"+agentID+"'"))
+		return
+	case in == nil && agentID == "":
+		writeProblem(w, badRequest("missing required 'agent' query parameter for first POST to /v1/acp/"+id))
+		return
+	case in == nil:
+		a, known := h.agents.Get(agentID)
+		if !known {
+			p := problem(http.StatusBadRequest, "unsupported_agent", "Unsupported Agent", "unsupported agent: "+agentID)
+			p.Extra = map[string]any{"agent": agentID}
+			writeProblem(w, p)
+			return
+		}
+		b, release, ok := h.backend(w, r)
+		if !ok {
+			return
+		}
+		in, err = h.proxy.Bootstrap(id, a, b, release)
+		if err != nil {
+			writeProblem(w, err)
+			return
+		}
+	}
+	resp, err := in.Send(r.Context(), body)
+	switch {
+	case err != nil && r.Context().Err() != nil:
+		return // the client went away; a late response still reaches SSE
+	case err != nil:
+		writeProblem(w, err)
+	case resp == nil:
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(resp)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(resp)
+	}
+}
+
+// acpDelete answers DELETE /v1/acp/{server_id}: 204 whether or not the
+// instance existed; the process group is killed and reaped (bounded by
+// ProxyConfig.StopWait).
+func (h *Handler) acpDelete(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("server_id")
+	in, ok := h.instanceFor(w, r, h.proxy.Get(id))
+	if !ok {
+		return
+	}
+	if in != nil {
+		h.proxy.Delete(id)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// acpStream answers GET /v1/acp/{server_id} with the SSE stream of the
+// agent's messages: replay after Last-Event-ID (everything kept without
+// it), then live events, a keepalive comment every KeepAlive. When events
+// the client asked for were evicted from the ring (or the id is unknown to
+// this instance), an "event: gap" with {"lastEventId","firstAvailableId"}
+// comes first and replay starts at the oldest event kept. The stream ends
+// when the instance is deleted.
+func (h *Handler) acpStream(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("server_id")
+	last, err := ParseLastEventID(r.Header.Get("Last-Event-ID"))
+	if err != nil {
+		writeProblem(w, badRequest(err.Error()))
+		return
+	}
+	in, ok := h.instanceFor(w, r, h.proxy.WaitFor(r.Context(), id, orDefault(h.cfg.AttachWait, DefaultAttachWait)))
+	if !ok {
+		return
+	}
+	if in == nil {
+		writeProblem(w, sessionNotFound(id))
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a long-lived stream
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
+	}
+	keep := time.NewTicker(orDefault(h.cfg.KeepAlive, DefaultKeepAlive))
+	defer keep.Stop()
+	var buf []byte
+	for {
+		s := in.ring.Since(last)
+		buf = buf[:0]
+		if s.Gap {
+			buf = appendSSE(buf, "gap", 0, []byte(`{"lastEventId":`+strconv.FormatUint(last, 10)+
+				`,"firstAvailableId":`+strconv.FormatUint(s.Oldest, 10)+`}`))
+		}
+		for _, e := range s.Events {
+			buf = appendSSE(buf, "message", e.ID, e.Data)
+			last = e.ID
+		}
+		if s.Gap && len(s.Events) == 0 {
+			last = s.Last
+		}
+		if len(buf) > 0 {
+			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+		if s.Closed {
+			return
+		}
+		select {
+		case <-s.Wake:
+		case <-keep.C:
+			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		}
+	}
+}

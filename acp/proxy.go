@@ -1,0 +1,215 @@
+package acp
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	agentbe "github.com/agentbe/agent-backend"
+)
+
+// Defaults for ProxyConfig's zero fields.
+const (
+	DefaultRequestTimeout  = 5 * time.Minute
+	DefaultInstallTimeout  = 10 * time.Minute
+	DefaultReplayEvents    = 4096
+	DefaultReplayBytes     = 16 << 20
+	DefaultMaxMessageBytes = 16 << 20
+	DefaultMaxInstances    = 64
+	DefaultStopWait        = 5 * time.Second
+)
+
+// ProxyConfig configures a Proxy. The zero value is usable.
+type ProxyConfig struct {
+	// RequestTimeout bounds the wait for an agent's response to a request
+	// (and for a write to its stdin); the POST then answers 504. Zero means
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// InstallTimeout bounds an agent's install command. Zero means
+	// DefaultInstallTimeout.
+	InstallTimeout time.Duration
+	// ReplayEvents and ReplayBytes bound each instance's SSE replay ring.
+	// Zero means DefaultReplayEvents / DefaultReplayBytes.
+	ReplayEvents int
+	ReplayBytes  int
+	// MaxMessageBytes bounds one JSON-RPC message in either direction; a
+	// longer agent line is dropped (and logged). Zero means
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// MaxInstances bounds the number of live instances (each one a
+	// process). Zero means DefaultMaxInstances.
+	MaxInstances int
+	// StopWait bounds how long Delete waits for a killed process to be
+	// reaped. Zero means DefaultStopWait.
+	StopWait time.Duration
+	// SecretEnv names host variables never passed to an agent even if it
+	// declares them (e.g. the daemon's token variable). The daemon's own
+	// token never reaches agents anyway: they start from the backend's
+	// clean environment.
+	SecretEnv []string
+	// Logger receives diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (c *ProxyConfig) requestTimeout() time.Duration {
+	return orDefault(c.RequestTimeout, DefaultRequestTimeout)
+}
+func (c *ProxyConfig) installTimeout() time.Duration {
+	return orDefault(c.InstallTimeout, DefaultInstallTimeout)
+}
+func (c *ProxyConfig) maxMessageBytes() int {
+	return orDefault(c.MaxMessageBytes, DefaultMaxMessageBytes)
+}
+func (c *ProxyConfig) stopWait() time.Duration { return orDefault(c.StopWait, DefaultStopWait) }
+func (c *ProxyConfig) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+func orDefault[T int | time.Duration | int64](v, d T) T {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
+// Proxy is the transport-free ACP proxy core: the set of instances keyed
+// by server ID. It is safe for concurrent use.
+type Proxy struct {
+	cfg     ProxyConfig
+	mu      sync.Mutex
+	insts   map[string]*Instance
+	changed chan struct{} // closed and replaced when an instance is added
+	closed  bool
+}
+
+// NewProxy returns an empty proxy.
+func NewProxy(cfg ProxyConfig) *Proxy {
+	return &Proxy{cfg: cfg, insts: map[string]*Instance{}, changed: make(chan struct{})}
+}
+
+// Bootstrap returns the instance for serverID, creating it for agent a on
+// backend b when it does not exist (the process starts in the background;
+// the instance is visible at once). release is called when the instance
+// ends, or at once when an existing instance is returned. An existing
+// instance bound to another agent is a 409 problem.
+func (p *Proxy) Bootstrap(serverID string, a Agent, b agentbe.Backend, release func()) (*Instance, error) {
+	if release == nil {
+		release = func() {}
+	}
+	p.mu.Lock()
+	if in, ok := p.insts[serverID]; ok {
+		p.mu.Unlock()
+		release()
+		if in.agent != a.ID {
+			return nil, conflict("server '" + serverID + "' already exists for agent '" + in.agent +
+				"'; requested '" + a.ID + "'")
+		}
+		return in, nil
+	}
+	if p.closed {
+		p.mu.Unlock()
+		release()
+		return nil, problem(http.StatusServiceUnavailable, "unavailable", "Service Unavailable", "proxy closed")
+	}
+	if len(p.insts) >= orDefault(p.cfg.MaxInstances, DefaultMaxInstances) {
+		p.mu.Unlock()
+		release()
+		return nil, problem(http.StatusTooManyRequests, "too_many_instances", "Too Many Instances",
+			"too many ACP instances; DELETE one first")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &Instance{id: serverID, agent: a.ID, root: b.RootDir(), created: time.Now(), cfg: &p.cfg,
+		ring:   NewRing(orDefault(p.cfg.ReplayEvents, DefaultReplayEvents), orDefault(p.cfg.ReplayBytes, DefaultReplayBytes)),
+		stderr: newTailBuffer(8 << 10), ready: make(chan struct{}), exited: make(chan struct{}),
+		ctx: ctx, cancel: cancel, release: release, pending: map[string]chan []byte{}}
+	p.insts[serverID] = in
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.mu.Unlock()
+	go in.start(a, b, p.cfg.SecretEnv)
+	return in, nil
+}
+
+// Get returns the instance for serverID, or nil.
+func (p *Proxy) Get(serverID string) *Instance {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.insts[serverID]
+}
+
+// WaitFor returns the instance for serverID, waiting up to d for it to be
+// created (a client may open the SSE stream a moment before its first POST
+// reaches the server). It returns nil when none appeared.
+func (p *Proxy) WaitFor(ctx context.Context, serverID string, d time.Duration) *Instance {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		p.mu.Lock()
+		in, ch := p.insts[serverID], p.changed
+		p.mu.Unlock()
+		if in != nil {
+			return in
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// Delete stops and forgets the instance; deleting a missing one is not an
+// error. It returns once the process is reaped, or after StopWait.
+func (p *Proxy) Delete(serverID string) {
+	p.mu.Lock()
+	in := p.insts[serverID]
+	delete(p.insts, serverID)
+	p.mu.Unlock()
+	if in != nil {
+		in.close(p.cfg.stopWait())
+	}
+}
+
+// List describes every instance, sorted by creation time.
+func (p *Proxy) List() []InstanceInfo {
+	p.mu.Lock()
+	all := make([]*Instance, 0, len(p.insts))
+	for _, in := range p.insts {
+		all = append(all, in)
+	}
+	p.mu.Unlock()
+	out := make([]InstanceInfo, 0, len(all))
+	for _, in := range all {
+		out = append(out, in.Info())
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CreatedAtMs != out[j].CreatedAtMs {
+			return out[i].CreatedAtMs < out[j].CreatedAtMs
+		}
+		return out[i].ServerID < out[j].ServerID
+	})
+	return out
+}
+
+// Close deletes every instance and refuses new ones.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	p.closed = true
+	all := p.insts
+	p.insts = map[string]*Instance{}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, in := range all {
+		wg.Add(1)
+		go func() { defer wg.Done(); in.close(p.cfg.stopWait()) }()
+	}
+	wg.Wait()
+}

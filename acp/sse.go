@@ -1,0 +1,52 @@
+package acp
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// errBadLastEventID is returned by ParseLastEventID for a value that is not
+// a decimal event ID.
+var errBadLastEventID = errors.New("Last-Event-ID must be a positive integer")
+
+// ParseLastEventID parses the Last-Event-ID request header: "" means no
+// replay position (0); otherwise a decimal uint64 of at most 20 digits,
+// surrounding spaces allowed. Anything else is an error.
+func ParseLastEventID(v string) (uint64, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, nil
+	}
+	if len(v) > 20 {
+		return 0, errBadLastEventID
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, errBadLastEventID
+		}
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, errBadLastEventID
+	}
+	return n, nil
+}
+
+// appendSSE appends one SSE event to b. data is a single JSON object
+// without raw newlines (the proxy guarantees this for agent output), so one
+// data: line carries it.
+func appendSSE(b []byte, event string, id uint64, data []byte) []byte {
+	b = append(b, "event: "...)
+	b = append(b, event...)
+	if id != 0 {
+		b = append(b, "\nid: "...)
+		b = strconv.AppendUint(b, id, 10)
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		b = append(b, "\ndata: "...)
+		b = append(b, bytes.TrimSuffix(line, []byte("\r"))...)
+	}
+	return append(b, "\n\n"...)
+}

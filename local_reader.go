@@ -1,0 +1,74 @@
+package agentbe
+
+import (
+	"io"
+	"io/fs"
+	"os"
+	"sync/atomic"
+)
+
+// localReader is a file returned by Local.Open: tracked by the backend, so
+// that Destroy closes it and its later reads fail with ErrDestroyed (an
+// *Error of code DESTROYED) instead of going on reading the workspace.
+// It keeps *os.File's io.Copy fast path (WriteTo), ReadAt, Seek and Stat.
+type localReader struct {
+	f         *os.File
+	l         *Local
+	p         string
+	untrack   func()
+	destroyed atomic.Bool
+}
+
+func (l *Local) trackReader(f *os.File, p string) *localReader {
+	r := &localReader{f: f, l: l, p: p}
+	r.untrack = l.life.track(readerCloser{r})
+	return r
+}
+
+// readerCloser is what Destroy closes.
+type readerCloser struct{ r *localReader }
+
+func (c readerCloser) Close() error {
+	c.r.destroyed.Store(true)
+	return c.r.f.Close()
+}
+
+func (r *localReader) wrap(err error) error {
+	if err == nil || err == io.EOF || !r.destroyed.Load() {
+		return err
+	}
+	return &Error{Code: CodeDestroyed, Op: "open", Path: r.p, Backend: KindLocal, Err: ErrDestroyed}
+}
+
+func (r *localReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	return n, r.wrap(err)
+}
+
+func (r *localReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.f.ReadAt(p, off)
+	return n, r.wrap(err)
+}
+
+func (r *localReader) Seek(offset int64, whence int) (int64, error) {
+	n, err := r.f.Seek(offset, whence)
+	return n, r.wrap(err)
+}
+
+// WriteTo lets io.Copy use sendfile/splice from the file.
+func (r *localReader) WriteTo(w io.Writer) (int64, error) {
+	n, err := r.f.WriteTo(w)
+	return n, r.wrap(err)
+}
+
+// Stat describes the open file.
+func (r *localReader) Stat() (fs.FileInfo, error) {
+	fi, err := r.f.Stat()
+	return fi, r.wrap(err)
+}
+
+// Close closes the file and untracks it.
+func (r *localReader) Close() error {
+	r.untrack()
+	return r.wrap(r.f.Close())
+}
