@@ -107,8 +107,11 @@ if [ "$1" = "agent-backend" ] && [ "$2" = "daemon" ]; then
 
   cd "$workspace"
   if [ "${USE_LOCAL_BUILD:-0}" = "1" ] && [ -d "$source_dir" ]; then
-    log "USE_LOCAL_BUILD=1: running from $source_dir with rebuild on change"
-    dev_loop
+    if command -v go >/dev/null 2>&1; then
+      log "USE_LOCAL_BUILD=1: running from $source_dir with rebuild on change"
+      dev_loop
+    fi
+    log "USE_LOCAL_BUILD=1 needs a Go toolchain in the image; running the installed daemon"
   fi
   exec agent-backend daemon "${args[@]}"
 fi

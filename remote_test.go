@@ -292,6 +292,10 @@ func TestRemoteExec(t *testing.T) {
 	if err != nil || string(in) != "ABC" {
 		t.Errorf("stdin %q %v", in, err)
 	}
+	_, err = r.Exec(ctx, "kill -KILL $$", agentbe.ExecOptions{})
+	if !errors.As(err, &xe) || xe.Signal != "KILL" || xe.ExitCode != -1 {
+		t.Errorf("killed by a signal: %v (%+v)", err, xe)
+	}
 	if _, err := r.Exec(ctx, "rm -rf /", agentbe.ExecOptions{}); !errors.Is(err, agentbe.ErrDangerous) {
 		t.Errorf("dangerous: %v", err)
 	}
@@ -557,5 +561,27 @@ func TestRemoteMCPClient(t *testing.T) {
 	must(t, r.Destroy(ctx))
 	if _, err := sc.ListTools(ctx); err == nil {
 		t.Error("client still usable after Destroy")
+	}
+}
+
+// TestRemoteStopsRetryingWhenRefused: the daemon comes back with another
+// token; the first attempt is refused (4001) and no other follows.
+func TestRemoteStopsRetryingWhenRefused(t *testing.T) {
+	ctx := context.Background()
+	d := startDaemon(t, "first")
+	r := d.remote(t, fastReconnect)
+	var log statusLog
+	r.OnStatusChange(log.record)
+	must(t, r.Connect(ctx))
+	d.kill()
+	d.token = "second"
+	d.start()
+	waitStatus(t, &log, "connecting,connected,disconnected,reconnecting,disconnected")
+	time.Sleep(500 * time.Millisecond)
+	if got := log.get(); got != "connecting,connected,disconnected,reconnecting,disconnected" {
+		t.Errorf("kept retrying after a refusal: %s", got)
+	}
+	if err := r.Connect(ctx); !errors.Is(err, agentbe.ErrUnauthorized) {
+		t.Errorf("Connect: %v", err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	agentbe "github.com/agentbe/agent-backend"
 )
 
 // TestACPEndToEnd drives the official-SDK test agent through the proxy:
@@ -350,5 +352,31 @@ func TestACPScopes(t *testing.T) {
 	}
 	if r := e.do("GET", "/v1/acp", "", nil, "X-Scope-Path", "team/a"); !strings.Contains(string(r.body), `"serverId":"p"`) {
 		t.Fatalf("not listed in its scope: %s", r.body)
+	}
+}
+
+// TestACPUnderDaemonIsolation starts an agent under the isolation the
+// daemon uses by default (auto: bwrap where it works, else software): the
+// process runs in the workspace, with the clean environment, and DELETE
+// kills it.
+func TestACPUnderDaemonIsolation(t *testing.T) {
+	t.Setenv("AGENTBE_AUTH_TOKEN", "secret-token")
+	t.Setenv("ACP_TEST_KEY", "k")
+	shellAgent := `read line; echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"pwd\":\"$PWD\",\"key\":\"$ACP_TEST_KEY\",\"token\":\"$AGENTBE_AUTH_TOKEN\"}}"; exec sleep 300`
+	e := newTestEnv(t, envOpts{isolation: agentbe.IsolationAuto,
+		agents: []Agent{{ID: "sh", Command: shellAgent, HostEnv: []string{"ACP_TEST_KEY", "AGENTBE_AUTH_TOKEN"}}}})
+	r := e.rpc("iso", "agent=sh", initMsg)
+	if r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	res := r.json(t)["result"].(map[string]any)
+	if res["key"] != "k" || res["token"] != "" || res["pwd"] == "" {
+		t.Fatalf("agent saw %v", res)
+	}
+	if r := e.do("DELETE", "/v1/acp/iso", "", nil); r.status != 204 {
+		t.Fatalf("DELETE %d", r.status)
+	}
+	if in := e.h.Proxy().Get("iso"); in != nil {
+		t.Fatal("instance still listed")
 	}
 }

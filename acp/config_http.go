@@ -110,9 +110,14 @@ func (h *Handler) configGet(w http.ResponseWriter, r *http.Request, b agentbe.Ba
 		writeProblem(w, sessionNotFound(k.prefix+name))
 		return
 	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, v); err != nil {
+		writeProblem(w, problem(http.StatusInternalServerError, "invalid_config", "Invalid Config", "stored entry is not valid JSON"))
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(v)))
-	_, _ = w.Write(v)
+	w.Header().Set("Content-Length", strconv.Itoa(compact.Len()))
+	_, _ = w.Write(compact.Bytes())
 }
 
 func (h *Handler) configPut(w http.ResponseWriter, r *http.Request, b agentbe.Backend, k configKind, dir, name string) {

@@ -203,15 +203,20 @@ func (in *Instance) Send(ctx context.Context, msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, badRequest("invalid JSON body: " + err.Error())
 	}
-	timeout := time.NewTimer(in.cfg.requestTimeout())
-	defer timeout.Stop()
+	// Starting may include the lazy install: bounded by InstallTimeout, not
+	// by the request timeout, which starts once the process is up.
+	startWait := time.NewTimer(in.cfg.installTimeout())
 	select {
 	case <-in.ready:
+		startWait.Stop()
 	case <-ctx.Done():
+		startWait.Stop()
 		return nil, ctx.Err()
-	case <-timeout.C:
+	case <-startWait.C:
 		return nil, problem(http.StatusGatewayTimeout, "timeout", "Timeout", "timeout: agent process did not start in time")
 	}
+	timeout := time.NewTimer(in.cfg.requestTimeout())
+	defer timeout.Stop()
 	if in.startErr != nil {
 		return nil, streamError(http.StatusBadGateway, in.startErr.Error())
 	}
@@ -236,7 +241,7 @@ func (in *Instance) Send(ctx context.Context, msg []byte) ([]byte, error) {
 		in.mu.Unlock()
 		defer in.forget(key, ch)
 	}
-	if err := in.write(line, timeout); err != nil {
+	if err := in.write(line); err != nil {
 		if in.isExited() {
 			return nil, in.exitProblem()
 		}
@@ -273,7 +278,7 @@ func (in *Instance) forget(key string, ch chan []byte) {
 
 // write sends one line; a full pipe (an agent that stopped reading) fails
 // once the request's deadline passes instead of blocking forever.
-func (in *Instance) write(line []byte, timeout *time.Timer) error {
+func (in *Instance) write(line []byte) error {
 	in.writeMu.Lock()
 	defer in.writeMu.Unlock()
 	f := in.proc.stdin

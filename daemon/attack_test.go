@@ -75,6 +75,15 @@ func TestMalformedWebSocketTraffic(t *testing.T) {
 	if code != closeInternal || time.Since(start) > 10*time.Second {
 		t.Errorf("stalled: close %d after %v", code, time.Since(start))
 	}
+	// An unmasked client frame breaks RFC 6455: 1002.
+	c, _ = net.Dial("tcp", d.addr)
+	br = wsUpgrade(t, c)
+	c.Write([]byte{0x82, 0x03, 'a', 'b', 'c'})
+	code = readUntilClose(t, br)
+	c.Close()
+	if code != closeProtocol {
+		t.Errorf("unmasked frame: close %d, want 1002", code)
+	}
 	// Abrupt: a partial frame header, then gone.
 	c, _ = net.Dial("tcp", d.addr)
 	wsUpgrade(t, c)
@@ -170,4 +179,27 @@ func maskedFrame(op byte, payload []byte) []byte {
 	}
 	f = append(f, 0, 0, 0, 0)
 	return append(f, payload...)
+}
+
+// TestStalledBody: a client that stops mid-body loses its connection at
+// the body deadline and frees its in-flight slot; a long tool call after
+// a complete body is not cut by that deadline.
+func TestStalledBody(t *testing.T) {
+	d := startDaemon(t, Config{MaxInFlight: 1, BodyReadTimeout: 300 * time.Millisecond})
+	c, err := net.Dial("tcp", d.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":")
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, _ := io.ReadAll(c) // the daemon answers (400) and closes, or just closes
+	if bytes.Contains(resp, []byte(" 200 ")) {
+		t.Errorf("stalled body answered 200: %q", resp)
+	}
+	status, body := d.post(t, toolCall("exec", `{"command":"sleep 1; echo slow-ok"}`))
+	if status != 200 || !strings.Contains(body, "slow-ok") {
+		t.Errorf("long call after the body deadline: %d %s", status, body)
+	}
 }

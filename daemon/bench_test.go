@@ -108,3 +108,32 @@ func BenchmarkSFTPOverWS(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSSHExecTrue runs `true` through an SSH exec channel on one
+// SSH-over-WebSocket connection, next to the same command through
+// Local.Exec directly: the difference is the SSH session's cost.
+func BenchmarkSSHExecTrue(b *testing.B) {
+	d := startDaemon(&testing.T{}, Config{RootDir: b.TempDir(), SSHHostKeyPath: benchKeyPath(b), Isolation: agentbe.IsolationSoftware,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer d.stop()
+	c := benchSSHClient(b, d)
+	b.Run("ssh", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			s, err := c.NewSession()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Run("true"); err != nil {
+				b.Fatal(err)
+			}
+			s.Close()
+		}
+	})
+	b.Run("local", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := d.local.Exec(context.Background(), "true", agentbe.ExecOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -21,6 +21,7 @@ const (
 	DefaultMaxChannels       = 16
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
+	DefaultBodyReadTimeout   = 30 * time.Second
 	DefaultShutdownTimeout   = 10 * time.Second
 	DefaultHandshakeTimeout  = 30 * time.Second
 )
@@ -82,6 +83,11 @@ type Config struct {
 	// /ssh; a request beyond it gets 503 at once. 0 means
 	// DefaultMaxInFlight.
 	MaxInFlight int
+	// BodyReadTimeout bounds how long an MCP request body may take to
+	// arrive, so a client that stalls mid-body cannot hold an in-flight
+	// slot; the deadline is lifted once the body is read (a long tool call
+	// is not cut). 0 means DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
 	// ReadHeaderTimeout and IdleTimeout are the HTTP server's; 0 means
 	// DefaultReadHeaderTimeout and DefaultIdleTimeout.
 	ReadHeaderTimeout time.Duration
@@ -121,6 +127,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReadHeaderTimeout <= 0 {
 		c.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if c.BodyReadTimeout <= 0 {
+		c.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = DefaultIdleTimeout

@@ -161,8 +161,8 @@ func benchKeyPath(b *testing.B) string {
 	return p
 }
 
-// benchSFTP opens an SFTP client through /ssh.
-func benchSFTP(b *testing.B, d *testDaemon) *sftpjail.Client {
+// benchSSHClient connects an SSH client through /ssh.
+func benchSSHClient(b *testing.B, d *testDaemon) *ssh.Client {
 	cfg, _ := websocket.NewConfig("ws://"+d.addr+"/ssh", "http://"+d.addr)
 	ws, err := websocket.DialConfig(cfg)
 	if err != nil {
@@ -176,6 +176,12 @@ func benchSFTP(b *testing.B, d *testDaemon) *sftpjail.Client {
 	}
 	c := ssh.NewClient(conn, chans, reqs)
 	b.Cleanup(func() { c.Close() })
+	return c
+}
+
+// benchSFTP opens an SFTP client through /ssh.
+func benchSFTP(b *testing.B, d *testDaemon) *sftpjail.Client {
+	c := benchSSHClient(b, d)
 	s, _ := c.NewSession()
 	w, _ := s.StdinPipe()
 	r, _ := s.StdoutPipe()

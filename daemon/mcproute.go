@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
 	"strings"
 	"syscall"
+	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/mcp"
@@ -38,11 +40,34 @@ func (s *Server) mcpRoute() http.Handler {
 			// reverse proxy that forwards another Host.
 			ctx = context.WithValue(ctx, http.LocalAddrContextKey, nil)
 		}
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout)) == nil {
+			r.Body = &bodyDeadline{ReadCloser: r.Body, lift: func() { rc.SetReadDeadline(time.Time{}) }}
+		}
 		h.ServeHTTP(w, r.WithContext(ctx))
 		if holder.scope != nil {
 			holder.scope.Destroy(context.Background())
 		}
 	})
+}
+
+// bodyDeadline lifts the body's read deadline once the whole body has been
+// read (the HTTP server's background read must not inherit it: its timeout
+// would cancel the running request's context). A body that fails keeps the
+// deadline, so the server's drain of it cannot hang either.
+type bodyDeadline struct {
+	io.ReadCloser
+	lift func()
+	done bool
+}
+
+func (b *bodyDeadline) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		b.lift()
+	}
+	return n, err
 }
 
 // newMCPServer authenticates and validates one request and returns the MCP

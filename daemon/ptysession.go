@@ -15,10 +15,12 @@ const ptyDrain = 500 * time.Millisecond
 // forwarding the channel to the pty master and back.
 //
 // The command runs through the backend like any other (isolation and the
-// safety check apply), which cannot yet make the pty the command's
-// controlling terminal (that needs setsid and TIOCSCTTY in the child, an
-// option agentbe.ExecOptions does not have): programs see a terminal on
-// their standard descriptors, but ^C typed into it does not signal them.
+// safety check apply). The backend cannot make the pty a command's
+// controlling terminal (agentbe.ExecOptions has no such option), so an
+// interactive shell gets it through setsid -c (see shellCommand); a
+// command run with `ssh -t host cmd` sees a terminal on its standard
+// descriptors without controlling it (^C does not signal it, closing the
+// channel kills it like any exec).
 func (ss *session) runOnPTY(b agentbe.Backend, pty *ptyRequest, command, dir string, env map[string]string) error {
 	master, slave, err := openPTY()
 	if err != nil {

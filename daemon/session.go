@@ -176,6 +176,10 @@ func (ss *session) run(kind, arg string, pty *ptyRequest) {
 		cmd, dir, env := arg, "", map[string]string(nil)
 		if tc, ok := parseTSCommand(arg); ok {
 			cmd, dir, env = tc.Command, tc.Dir, tc.Env
+			if op, ok := parseTSFileOp(cmd); ok {
+				ss.exitWith(op.run(ss.ctx, b))
+				return
+			}
 		}
 		ss.exitWith(ss.runCommand(b, pty, cmd, dir, env))
 	}
@@ -300,14 +304,31 @@ func (s *Server) sessionBackend() (agentbe.Backend, func(), error) {
 }
 
 // shellCommand is what a shell request runs: the resolved shell, replacing
-// the `-c` shell, interactive on a pty.
+// the `-c` shell, interactive on a pty. On a pty, util-linux setsid (when
+// installed) puts the shell in a session of its own with the pty as its
+// controlling terminal, so job control and ^C work and closing the pty
+// hangs the session up (SIGHUP), which is how it ends when the client goes
+// away; the backend cannot give a command a controlling terminal itself.
 func (s *Server) shellCommand(tty bool) string {
 	sh := resolveShellPath(s.cfg.Shell)
-	if tty {
-		return "exec " + sh + " -i"
+	if !tty {
+		return "exec " + sh
 	}
-	return "exec " + sh
+	if setsidPath != "" {
+		return "exec " + setsidPath + " -w -c " + sh + " -i"
+	}
+	return "exec " + sh + " -i"
 }
+
+// setsidPath is util-linux's setsid, if installed.
+var setsidPath = func() string {
+	for _, p := range []string{"/usr/bin/setsid", "/bin/setsid"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}()
 
 // resolveShellPath follows daemon.md's shell resolution.
 func resolveShellPath(pref agentbe.Shell) string {

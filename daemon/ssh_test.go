@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -365,6 +366,59 @@ func TestSSHPTYShell(t *testing.T) {
 	}
 }
 
+// TestSSHPTYHangup: the client going away ends an interactive shell and
+// the foreground job it runs.
+func TestSSHPTYHangup(t *testing.T) {
+	for _, iso := range []string{"none", "bwrap"} {
+		t.Run(iso, func(t *testing.T) {
+			d := startDaemon(t, Config{Isolation: agentbe.Isolation(iso)})
+			c := sshClient(t, d, "", "")
+			s, _ := c.NewSession()
+			if err := s.RequestPty("xterm", 24, 80, ssh.TerminalModes{}); err != nil {
+				t.Fatal(err)
+			}
+			in, _ := s.StdinPipe()
+			if err := s.Shell(); err != nil {
+				t.Fatal(err)
+			}
+			marker := "sleep 765.2" + strconv.Itoa(len(iso))
+			io.WriteString(in, marker+"\n")
+			waitProcess(t, marker)
+			c.Close()
+			waitNoProcess(t, marker)
+		})
+	}
+}
+
+// TestSSHPTYInterrupt: ^C typed on the pty interrupts the foreground job
+// and the shell carries on.
+func TestSSHPTYInterrupt(t *testing.T) {
+	for _, iso := range []string{"none", "bwrap"} {
+		t.Run(iso, func(t *testing.T) {
+			d := startDaemon(t, Config{Isolation: agentbe.Isolation(iso)})
+			c := sshClient(t, d, "", "")
+			s, _ := c.NewSession()
+			defer s.Close()
+			if err := s.RequestPty("xterm", 24, 80, ssh.TerminalModes{}); err != nil {
+				t.Fatal(err)
+			}
+			in, _ := s.StdinPipe()
+			if err := s.Shell(); err != nil {
+				t.Fatal(err)
+			}
+			marker := "sleep 543.1" + strconv.Itoa(len(iso))
+			io.WriteString(in, marker+"\n")
+			waitProcess(t, marker)
+			io.WriteString(in, "\x03")
+			waitNoProcess(t, marker)
+			io.WriteString(in, "exit 3\n")
+			if err := s.Wait(); err == nil || !strings.Contains(err.Error(), "status 3") {
+				t.Errorf("exit: %v", err)
+			}
+		})
+	}
+}
+
 // ttyLine matches what tty(1) prints for a terminal (bwrap shows the pty
 // as /dev/console inside its own /dev).
 var ttyLine = regexp.MustCompile(`(/dev/pts/[0-9]+|/dev/console)\r?\n`)
@@ -386,12 +440,15 @@ func testPTYShell(t *testing.T, iso string) {
 	if err := s.WindowChange(50, 120); err != nil {
 		t.Fatal(err)
 	}
-	io.WriteString(in, "tty; stty size; echo TERM=$TERM; exit 7\n")
+	io.WriteString(in, "tty; stty size; echo TERM=$TERM; sleep 0.2 & jobs; wait; exit 7\n")
 	err := s.Wait()
 	if ee, ok := err.(*ssh.ExitError); !ok || ee.ExitStatus() != 7 {
 		t.Errorf("exit: %v\n%s", err, out.String())
 	}
 	o := out.String()
+	if strings.Contains(o, "no job control") || !strings.Contains(o, "Running") {
+		t.Errorf("no job control (the pty is not the controlling terminal):\n%s", o)
+	}
 	if !ttyLine.MatchString(o) || !strings.Contains(o, "50 120") || !strings.Contains(o, "TERM=xterm") {
 		t.Errorf("pty output:\n%s", o)
 	}
@@ -458,5 +515,28 @@ func rawCloseOn(t *testing.T, c net.Conn, addr string) (int, string) {
 		if h[0]&0x0f == 8 {
 			return int(binary.BigEndian.Uint16(payload)), string(payload[2:])
 		}
+	}
+}
+
+// TestTSPrefixEveryIsolation: the TypeScript client's exec form runs in
+// its directory with its variables under every isolation mode, and HOME is
+// that directory as the command sees it (under bwrap, the sandbox path).
+func TestTSPrefixEveryIsolation(t *testing.T) {
+	for _, iso := range []string{"none", "software", "bwrap"} {
+		t.Run(iso, func(t *testing.T) {
+			d := startDaemon(t, Config{Isolation: agentbe.Isolation(iso)})
+			os.MkdirAll(filepath.Join(d.RootDir(), "u1"), 0o755)
+			c := sshClient(t, d, "", "")
+			dir := d.RootDir() + "/u1"
+			cmd := `HOME='` + dir + `' GREETING='hi there' cd "` + dir + `" && printenv HOME && pwd && printenv GREETING && touch made-here`
+			got, err := runSSH(t, c, cmd, "")
+			l := strings.Split(got, "\n")
+			if err != nil || len(l) != 4 || l[0] != l[1] || !strings.HasSuffix(l[1], "/u1") || l[2] != "hi there" {
+				t.Errorf("%q %v", got, err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "made-here")); err != nil {
+				t.Errorf("not run in u1: %v", err)
+			}
+		})
 	}
 }

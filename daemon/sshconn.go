@@ -49,7 +49,7 @@ func (s *Server) serveSSH(parent context.Context, c *wsConn) {
 	c.SetDeadline(time.Now().Add(s.cfg.SSHHandshakeTimeout))
 	conn, chans, reqs, err := ssh.NewServerConn(c, sshConfig(signer))
 	if err != nil {
-		c.closeWith(closeInternal, "SSH handshake failed")
+		c.closeWith(failureCode(c), "SSH handshake failed")
 		return
 	}
 	c.SetDeadline(time.Time{})
@@ -88,10 +88,19 @@ func (s *Server) serveSSH(parent context.Context, c *wsConn) {
 	err = conn.Wait()
 	conn.Close()
 	if err != nil && !isClosedErr(err) {
-		c.closeWith(closeInternal, "SSH connection failed")
+		c.closeWith(failureCode(c), "SSH connection failed")
 		return
 	}
 	c.closeWith(closeNormal, "")
+}
+
+// failureCode is 1002 when the client broke the WebSocket framing rules,
+// else 1011. It is read once the SSH layer has stopped reading.
+func failureCode(c *wsConn) int {
+	if c.badFrame {
+		return closeProtocol
+	}
+	return closeInternal
 }
 
 // handleGlobalRequests answers keepalive@openssh.com (and any request that

@@ -52,6 +52,7 @@ type wsConn struct {
 	mask      [4]byte
 	maskPos   int
 	eof       bool
+	badFrame  bool // the client broke RFC 6455 (closed with 1002)
 
 	wmu      sync.Mutex
 	closed   bool // the close frame was sent
@@ -93,6 +94,9 @@ func (c *wsConn) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if err := c.nextFrame(); err != nil {
+			if errors.Is(err, errWSProtocol) {
+				c.badFrame = true
+			}
 			return 0, c.readErr(err)
 		}
 	}

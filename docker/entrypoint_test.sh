@@ -144,6 +144,18 @@ dev_rc=0
 wait "$dev_pid" || dev_rc=$?
 expect_eq "dev loop exit on SIGTERM" "$dev_rc" "0"
 
+# 7. USE_LOCAL_BUILD=1 without a Go toolchain: the installed daemon runs.
+mkdir -p "$tmp/nogo"
+env -i PATH="$tmp/bin:/usr/bin:/bin" STUB_OUT="$tmp/nogo" USE_LOCAL_BUILD=1 WORKSPACE_ROOT="$tmp/ws7" \
+  AGENTBE_RUN_DIR="$tmp/nogo.run" AGENTBE_SOURCE_DIR="$tmp/src" AGENTBE_ENTRYPOINT_D="$tmp/none.d" \
+  bash "$entrypoint" agent-backend daemon >"$tmp/nogo/stdout" 2>"$tmp/nogo/stderr" || fail "no-go run failed"
+if [ -x /usr/bin/go ] || [ -x /bin/go ]; then
+  fail "a Go toolchain in /usr/bin or /bin: the no-Go case cannot be set up"
+else
+  expect_eq "no go: installed daemon" "$(argv_of nogo)" "daemon --rootDir $tmp/ws7 --port 3001"
+  grep -q "needs a Go toolchain" "$tmp/nogo/stderr" || fail "no-go case not logged"
+fi
+
 if [ "$failures" -gt 0 ]; then
   printf '%d failure(s)\n' "$failures" >&2
   exit 1

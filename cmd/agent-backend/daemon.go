@@ -108,6 +108,9 @@ func daemonUsage(w io.Writer) {
   --auth-token T              bearer token for HTTP and SSH-over-WebSocket
                               (visible in ps: prefer --auth-token-file)
   --auth-token-file PATH      read the bearer token from a file
+  --auth-token-fd N           read the bearer token from descriptor N (the
+                              daemon re-executes itself this way so that the
+                              token leaves its argv and environment)
   --disable-ssh-ws            no SSH-over-WebSocket endpoint
   --ssh-host-key PATH         SSH host key file
   --conventional-ssh          also run sshd

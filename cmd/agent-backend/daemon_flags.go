@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -48,10 +49,10 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		Isolation: "auto", Shell: "auto", Port: 3001, SSHPort: 22,
 		SSHUsers: []sshUser{{"root", "agents"}},
 	}
-	var port, sshPort, sshUsers, tokenFile string
+	var port, sshPort, sshUsers, tokenFile, tokenFD string
 	strFlags := map[string]*string{
 		"--rootDir": &cfg.RootDir, "--scopePath": &cfg.ScopePath, "--isolation": &cfg.Isolation,
-		"--shell": &cfg.Shell, "--auth-token": &cfg.AuthToken, "--auth-token-file": &tokenFile,
+		"--shell": &cfg.Shell, "--auth-token": &cfg.AuthToken, "--auth-token-file": &tokenFile, "--auth-token-fd": &tokenFD,
 		"--host": &cfg.Host, "--ssh-host-key": &cfg.SSHHostKey,
 		"--ssh-public-key": &cfg.SSHPublicKey, "--ssh-authorized-keys": &cfg.SSHAuthorizedKeys,
 		"--port": &port, "--ssh-port": &sshPort, "--ssh-users": &sshUsers,
@@ -141,6 +142,16 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		}
 		cfg.AuthToken = tok
 	}
+	if seen["--auth-token-fd"] {
+		if seen["--auth-token"] || seen["--auth-token-file"] {
+			return cfg, errors.New("--auth-token-fd excludes --auth-token and --auth-token-file")
+		}
+		tok, err := readTokenFD(tokenFD)
+		if err != nil {
+			return cfg, fmt.Errorf("--auth-token-fd: %w", err)
+		}
+		cfg.AuthToken = tok
+	}
 	if seen["--auth-token"] && cfg.AuthToken == "" {
 		return cfg, errors.New("--auth-token must not be empty")
 	}
@@ -160,6 +171,29 @@ func readTokenFile(path string) (string, error) {
 	}
 	if strings.ContainsAny(tok, "\r\n") {
 		return "", errors.New("the token must be a single line")
+	}
+	return tok, nil
+}
+
+// readTokenFD reads the token from an inherited descriptor (how the daemon
+// hands its token to itself when it re-executes without it in argv).
+func readTokenFD(s string) (string, error) {
+	fd, err := strconv.Atoi(s)
+	if err != nil || fd < 3 {
+		return "", fmt.Errorf("invalid descriptor %q", s)
+	}
+	f := os.NewFile(uintptr(fd), "auth-token")
+	if f == nil {
+		return "", fmt.Errorf("invalid descriptor %q", s)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	if err != nil {
+		return "", err
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", errors.New("no token")
 	}
 	return tok, nil
 }

@@ -229,6 +229,11 @@ func TestOpenSSHThroughProxy(t *testing.T) {
 	if code != 5 || out != "hi\x01" {
 		t.Errorf("ssh exec: %d %q", code, out)
 	}
+	// A shell without a pty reads its commands from stdin.
+	out, code = openSSH(t, d, "ssh", "echo from-shell\nexit 4\n", "-T", "agent@daemon")
+	if code != 4 || out != "from-shell\n" {
+		t.Errorf("ssh -T shell: %d %q", code, out)
+	}
 	out, code = openSSH(t, d, "ssh", "", "-tt", "agent@daemon", "tty")
 	if code != 0 || !(strings.Contains(out, "/dev/pts/") || strings.Contains(out, "/dev/console")) {
 		t.Errorf("ssh -tt tty: %d %q", code, out)
@@ -255,5 +260,119 @@ func TestOpenSSHThroughProxy(t *testing.T) {
 	os.WriteFile(d.tokenFile, []byte("wrong\n"), 0o600)
 	if _, code := openSSH(t, d, "ssh", "", "agent@daemon", "true"); code == 0 {
 		t.Error("ssh with a bad token succeeded")
+	}
+}
+
+// TestConformanceDaemonHTTP replays the golden data over HTTP against the
+// built binary in full daemon mode with a token (the README's command of
+// the conformance pack): 0 mismatches, 0 workspace failures.
+func TestConformanceDaemonHTTP(t *testing.T) {
+	_, interop := nodeSetup(t)
+	pack := conformancePack(t)
+	bin := cliBinary(t)
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte("T0K\n"), 0o600)
+	port := freePort(t)
+	cmd := exec.Command(bin, "daemon", "--rootDir", root, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--auth-token-file", tokenFile, "--ssh-host-key", filepath.Join(t.TempDir(), "k"))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "TZ=UTC", "HOME="+root)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/health")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("daemon did not come up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	out, err := runNode(t, 5*time.Minute, interop, nil, filepath.Join(pack, "capture.mjs"),
+		"--profile", "agentbe", "--compare", filepath.Join(pack, "golden.json"),
+		"--http", "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp", "--header", "Authorization:Bearer T0K", "--base", base)
+	checkSummary(t, out, err)
+}
+
+// TestTokenLeavesArgvAndEnv: a daemon given its token on the command line
+// and in the environment re-executes itself (same PID) without it: neither
+// /proc/PID/cmdline nor /proc/PID/environ holds it, and it still
+// authenticates.
+func TestTokenLeavesArgvAndEnv(t *testing.T) {
+	bin := cliBinary(t)
+	const tok = "argv-token-4242"
+	port := freePort(t)
+	root := t.TempDir()
+	cmd := exec.Command(bin, "daemon", "--rootDir", root, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--auth-token", tok, "--isolation", "software", "--ssh-host-key", filepath.Join(t.TempDir(), "k"))
+	cmd.Env = append(os.Environ(), "AUTH_TOKEN="+tok, "SOME_COPY="+tok)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/health")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("daemon did not come up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	pid := strconv.Itoa(cmd.Process.Pid)
+	for _, f := range []string{"cmdline", "environ"} {
+		b, err := os.ReadFile("/proc/" + pid + "/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), tok) {
+			t.Errorf("/proc/%s/%s holds the token", pid, f)
+		}
+	}
+	req, _ := http.NewRequest("POST", "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"command":"env"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Contains(string(b), tok) || !strings.Contains(string(b), "PATH=") {
+		t.Errorf("mcp with the token: %d %s", resp.StatusCode, b)
+	}
+}
+
+func TestStripTokenArgs(t *testing.T) {
+	got, found := stripTokenArgs([]string{"ab", "daemon", "--auth-token", "x", "--port", "1", "--auth-token=y"})
+	if !found || strings.Join(got, " ") != "ab daemon --port 1" {
+		t.Errorf("%v %v", got, found)
+	}
+	env, found := stripSecretEnv([]string{"A=1", "AUTH_TOKEN=t", "COPY=t", "SSH_USERS=a:b", "B=tt"}, "t")
+	if !found || strings.Join(env, " ") != "A=1 B=tt" {
+		t.Errorf("%v %v", env, found)
 	}
 }

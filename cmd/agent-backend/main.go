@@ -21,6 +21,7 @@ import (
 var version = agentbe.Version
 
 func main() {
+	hideSecrets(os.Args)
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -1,0 +1,91 @@
+package acp
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"testing"
+)
+
+// BenchmarkACPRoundTrip measures one JSON-RPC request through the proxy to
+// the Node test agent and back (HTTP POST -> stdin -> agent -> stdout ->
+// HTTP 200), on a keep-alive loopback connection.
+func BenchmarkACPRoundTrip(b *testing.B) {
+	e := newTestEnv(b, envOpts{})
+	e.startSession("bench")
+	url := e.srv.URL + "/v1/acp/bench"
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		body := `{"jsonrpc":"2.0","id":` + strconv.Itoa(1000+i) + `,"method":"_bench/echo","params":{}}`
+		resp, err := http.Post(url, "application/json", bytes.NewReader([]byte(body)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatal(resp.Status)
+		}
+	}
+}
+
+const benchFileSize = 64 << 20
+
+type zeroReader struct{ n int64 }
+
+func (z *zeroReader) Read(p []byte) (int, error) {
+	if z.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > z.n {
+		p = p[:z.n]
+	}
+	clear(p)
+	z.n -= int64(len(p))
+	return len(p), nil
+}
+
+// BenchmarkFSPut64MiB streams a 64 MiB body into PUT /v1/fs/file (atomic
+// temp-and-rename write).
+func BenchmarkFSPut64MiB(b *testing.B) {
+	e := newTestEnv(b, envOpts{})
+	b.SetBytes(benchFileSize)
+	for b.Loop() {
+		req, _ := http.NewRequest("PUT", e.srv.URL+"/v1/fs/file?path=big.bin", &zeroReader{benchFileSize})
+		req.ContentLength = benchFileSize
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatal(resp.Status)
+		}
+	}
+}
+
+// BenchmarkFSGet64MiB streams a 64 MiB file out of GET /v1/fs/file.
+func BenchmarkFSGet64MiB(b *testing.B) {
+	e := newTestEnv(b, envOpts{})
+	req, _ := http.NewRequest("PUT", e.srv.URL+"/v1/fs/file?path=big.bin", &zeroReader{benchFileSize})
+	req.ContentLength = benchFileSize
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	b.SetBytes(benchFileSize)
+	for b.Loop() {
+		resp, err := http.Get(e.srv.URL + "/v1/fs/file?path=big.bin")
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if n != benchFileSize {
+			b.Fatal(n)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+// The unmodified TypeScript client (agent-backend@0.13.2) against our daemon.
+// Run by cmd/agent-backend's TestTypeScriptClientAgainstDaemon with
+// AGENTBE_HOST, AGENTBE_PORT, AGENTBE_TOKEN and AGENTBE_ROOT set:
+//   node --test ts-client.test.mjs
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { RemoteFilesystemBackend } from 'agent-backend';
+
+const { AGENTBE_HOST: host, AGENTBE_PORT: port, AGENTBE_TOKEN: token, AGENTBE_ROOT: rootDir } = process.env;
+const backend = new RemoteFilesystemBackend({ rootDir, host, port: Number(port), authToken: token });
+after(async () => { await backend.destroy(); });
+
+test('file operations', async () => {
+  await backend.write('ts/a.txt', 'hello from ts');
+  assert.equal(await backend.read('ts/a.txt'), 'hello from ts');
+  await backend.mkdir('ts/dir/sub', { recursive: true });
+  assert.equal(await backend.exists('ts/dir/sub'), true);
+  assert.equal(await backend.exists('ts/missing'), false);
+  const names = await backend.readdir('ts');
+  assert.deepEqual(names.sort(), ['a.txt', 'dir']);
+  const st = await backend.stat('ts/a.txt');
+  assert.equal(st.size, 13);
+  assert.equal(st.isFile(), true);
+  await backend.rename('ts/a.txt', 'ts/b.txt');
+  assert.equal(await backend.exists('ts/a.txt'), false);
+  await backend.touch('ts/t.txt');
+  assert.equal(await backend.exists('ts/t.txt'), true);
+  await backend.rm('ts/dir', { recursive: true });
+  assert.equal(await backend.exists('ts/dir'), false);
+});
+
+test('binary files stay intact', async () => {
+  const bin = Buffer.alloc(200000);
+  for (let i = 0; i < bin.length; i++) bin[i] = (i * 131 + 7) & 0xff;
+  await backend.write('ts/bin.dat', bin);
+  const back = await backend.read('ts/bin.dat', { encoding: 'buffer' });
+  assert.equal(Buffer.compare(back, bin), 0);
+});
+
+test('exec with env, HOME and cwd', async () => {
+  await backend.mkdir('ts/work', { recursive: true });
+  const out = await backend.exec('echo "$GREETING"; printenv HOME; pwd', { cwd: 'ts/work', env: { GREETING: "hi 'there'" } });
+  const [greet, home, pwd] = String(out).trim().split('\n');
+  assert.equal(greet, "hi 'there'");
+  assert.equal(home, pwd, 'HOME is the working directory');
+  assert.match(pwd, /ts\/work$/);
+  // HOME is a directory the command can enter.
+  const entered = await backend.exec('printenv HOME | xargs test -d && echo yes', { cwd: 'ts/work' });
+  assert.equal(String(entered).trim(), 'yes');
+  await assert.rejects(backend.exec('exit 3'));
+});
+
+test('scoped backend', async () => {
+  const scoped = backend.scope('users/alice');
+  await scoped.write('notes.txt', 'scoped');
+  assert.equal(await backend.read('users/alice/notes.txt'), 'scoped');
+  const out = await scoped.exec('pwd');
+  assert.match(String(out).trim(), /users\/alice$/);
+  await assert.rejects(scoped.read('../../etc/passwd'));
+});
+
+test('MCP client lists and calls tools', async () => {
+  const client = await backend.getMCPClient();
+  try {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    assert.ok(names.includes('read_text_file'), names.join(','));
+    assert.ok(names.includes('exec'), names.join(','));
+    const res = await client.callTool({ name: 'read_text_file', arguments: { path: 'ts/b.txt' } });
+    assert.equal(res.content[0].text, 'hello from ts');
+  } finally {
+    await client.close();
+  }
+  const scopedClient = await backend.getMCPClient('users/alice');
+  try {
+    const res = await scopedClient.callTool({ name: 'read_text_file', arguments: { path: 'notes.txt' } });
+    assert.equal(res.content[0].text, 'scoped');
+  } finally {
+    await scopedClient.close();
+  }
+});
