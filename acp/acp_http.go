@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // acpList answers GET /v1/acp: the instances visible from the request's
@@ -70,7 +71,8 @@ func (h *Handler) acpPost(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, badRequest("cannot read body"))
 		return
 	}
-	if _, err := parseEnvelope(body); err != nil {
+	env, err := parseEnvelope(body)
+	if err != nil {
 		if errors.Is(err, errNotObject) {
 			writeProblem(w, badRequest(err.Error()))
 		} else {
@@ -90,6 +92,9 @@ func (h *Handler) acpPost(w http.ResponseWriter, r *http.Request) {
 	case in == nil && agentID == "":
 		writeProblem(w, badRequest("missing required 'agent' query parameter for first POST to /v1/acp/"+id))
 		return
+	case in == nil && !validServerID(id):
+		writeProblem(w, badRequest("server id must be 1 to 128 printable characters"))
+		return
 	case in == nil:
 		a, known := h.agents.Get(agentID)
 		if !known {
@@ -108,7 +113,7 @@ func (h *Handler) acpPost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	resp, err := in.Send(r.Context(), body)
+	resp, err := in.send(r.Context(), body, env)
 	switch {
 	case err != nil && r.Context().Err() != nil:
 		return // the client went away; a late response still reaches SSE
@@ -206,4 +211,19 @@ func (h *Handler) acpStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// validServerID bounds the client-chosen server id: it is only a map key
+// and appears in messages and listings, so 1 to 128 bytes of printable
+// text.
+func validServerID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
 }

@@ -2,7 +2,9 @@ package acp
 
 import (
 	"errors"
+	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,6 +115,8 @@ func TestACPErrors(t *testing.T) {
 		{"invalid JSON", "s1", "", "application/json", `{bad`, 400, "invalid_request"},
 		{"array body", "s1", "", "application/json", `[1]`, 400, "invalid_request"},
 		{"bad id type", "s1", "", "application/json", `{"jsonrpc":"2.0","id":{},"method":"x"}`, 400, "invalid_request"},
+		{"server id too long", strings.Repeat("x", 129), "agent=test", "application/json", initMsg, 400, "invalid_request"},
+		{"server id with control char", "a%01b", "agent=test", "application/json", initMsg, 400, "invalid_request"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -378,5 +382,79 @@ func TestACPUnderDaemonIsolation(t *testing.T) {
 	}
 	if in := e.h.Proxy().Get("iso"); in != nil {
 		t.Fatal("instance still listed")
+	}
+}
+
+// TestACPStartFailure: an agent whose install fails answers 502 and is
+// forgotten, so the same server ID can be bootstrapped again.
+func TestACPStartFailure(t *testing.T) {
+	e := newTestEnv(t, envOpts{agents: []Agent{testAgent(t, "test"),
+		{ID: "noinstall", Command: "true", Install: "exit 3", Check: "never-there"}}})
+	r := e.rpc("f", "agent=noinstall", initMsg)
+	if r.status != 502 || !strings.Contains(string(r.body), "exit code 3") {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for e.h.Proxy().Get("f") != nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := e.rpc("f", "agent=test", initMsg); r.status != 200 {
+		t.Fatalf("retry after a failed start: %d %s", r.status, r.body)
+	}
+}
+
+// TestACPNoLeaks: after a session with an open SSE stream and a pending
+// request, closing the handler leaves no goroutine and no agent process.
+func TestACPNoLeaks(t *testing.T) {
+	http.DefaultClient.CloseIdleConnections()
+	before := runtime.NumGoroutine()
+	func() {
+		e := newTestEnv(t, envOpts{})
+		session := e.startSession("leak")
+		sse := e.openSSE("leak")
+		pid := pidOf(t, e, sse, "leak", session, 3)
+		pending := make(chan response, 1)
+		go func() { pending <- e.rpc("leak", "", promptMsg(4, session, "silent")) }()
+		e.rpc("leak", "", `{"jsonrpc":"2.0","id":5,"method":"_probe","params":{}}`)
+		sse.until(t, `"_probe"`, 10*time.Second)
+		e.h.Close()
+		if r := <-pending; r.status != 502 {
+			t.Fatalf("pending request after Close: %d %s", r.status, r.body)
+		}
+		if !processGone(pid, 5*time.Second) {
+			t.Fatalf("agent %d survived Close", pid)
+		}
+		sse.close()
+		e.srv.Close()
+	}()
+	http.DefaultClient.CloseIdleConnections()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+2 {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// TestACPKeepAlive: an idle stream gets ": keepalive" comments.
+func TestACPKeepAlive(t *testing.T) {
+	e := newTestEnv(t, envOpts{cfg: Config{KeepAlive: 50 * time.Millisecond}})
+	e.startSession("k")
+	s := e.openSSE("k")
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-s.events:
+			if !ok {
+				t.Fatal("stream ended")
+			}
+			if ev.event == "comment" && ev.data == ": keepalive" {
+				return
+			}
+		case <-deadline:
+			t.Fatal("no keepalive")
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package acp
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,6 +129,11 @@ func TestEnvelope(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":"n"}`, false, false, false, ""},
 		{`{"jsonrpc":"2.0","id":null,"method":"n"}`, false, false, false, ""},
 		{`{"jsonrpc":"2.0","method":"_sandboxagent/x","id":3}`, true, false, false, "n:3"},
+		{`{"jsonrpc":"2.0","id":3e0,"result":1}`, false, true, false, "n:3"},
+		{`{"jsonrpc":"2.0","id":-0,"result":1}`, false, true, false, "n:-0"},
+		{`{"jsonrpc":"2.0","id":007,"result":1}`, false, false, true, ""},
+		{`{"jsonrpc":"2.0","id":"a\"b","result":1}`, false, true, false, "s:a\"b"},
+		{`{"jsonrpc":"2.0","id":12345678901234567,"result":1}`, false, true, false, "n:1.2345678901234568e+16"},
 		{`[]`, false, false, true, ""},
 		{`"s"`, false, false, true, ""},
 		{`{"a":}`, false, false, true, ""},
@@ -173,7 +180,25 @@ func FuzzEnvelope(f *testing.F) {
 			return
 		}
 		if e.ID != nil {
-			_ = idKey(e.ID)
+			// The fast path must agree with the decoder.
+			if k, ok := fastIDKey(e.ID); ok {
+				var v any
+				d := json.NewDecoder(bytes.NewReader(e.ID))
+				d.UseNumber()
+				if d.Decode(&v) == nil {
+					want := ""
+					switch x := v.(type) {
+					case string:
+						want = "s:" + x
+					case json.Number:
+						f, _ := x.Float64()
+						want = "n:" + strconv.FormatFloat(f, 'g', -1, 64)
+					}
+					if k != want {
+						t.Fatalf("fast key %q, decoder %q", k, want)
+					}
+				}
+			}
 		}
 		line, err := oneLine(b)
 		if err != nil {
@@ -244,5 +269,18 @@ func TestRegistry(t *testing.T) {
 	}
 	if err := r.Set(Agent{ID: "x", Command: "y", HostEnv: []string{"A=B"}}); err == nil {
 		t.Fatal("bad HostEnv accepted")
+	}
+}
+
+func TestParseAgentsJSON(t *testing.T) {
+	good := `[{"id":"mine","command":"node a.mjs","install":"cp x a.mjs","check":"a.mjs","hostEnv":["K"],"env":{"A":"1"}}]`
+	agents, err := ParseAgentsJSON([]byte(good))
+	if err != nil || len(agents) != 1 || agents[0].HostEnv[0] != "K" || agents[0].Env["A"] != "1" || agents[0].Check != "a.mjs" {
+		t.Fatalf("%+v %v", agents, err)
+	}
+	for _, bad := range []string{`{}`, `[{"id":"x"}]`, `[{"id":"x","command":"y","comand":"z"}]`, `[{"id":"a b","command":"y"}]`, `[`} {
+		if _, err := ParseAgentsJSON([]byte(bad)); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
 	}
 }

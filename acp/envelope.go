@@ -49,6 +49,9 @@ func (e envelope) isResponse() bool { return e.Method == nil && e.ID != nil }
 // "\u0061") match. It returns "" for an id that is neither a string nor a
 // number.
 func idKey(raw json.RawMessage) string {
+	if k, ok := fastIDKey(raw); ok {
+		return k
+	}
 	var v any
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
@@ -80,4 +83,24 @@ func oneLine(msg []byte) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// fastIDKey handles the usual ids without a JSON decoder: small integers
+// without sign, fraction or exponent, and strings without escapes.
+func fastIDKey(raw []byte) (string, bool) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		if bytes.IndexByte(raw[1:n-1], '\\') >= 0 || bytes.IndexByte(raw[1:n-1], '"') >= 0 {
+			return "", false
+		}
+		return "s:" + string(raw[1:n-1]), true
+	}
+	if len(raw) == 0 || len(raw) > 15 || (raw[0] == '0' && len(raw) > 1) {
+		return "", false
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return "n:" + string(raw), true
 }

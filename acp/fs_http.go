@@ -213,6 +213,11 @@ func (h *Handler) fsWrite(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	body := r.Body
 	if max := h.maxFileBytes(); max >= 0 {
+		if r.ContentLength > max {
+			writeProblem(w, problem(http.StatusRequestEntityTooLarge, "too_large", "Payload Too Large",
+				"file larger than "+strconv.FormatInt(max, 10)+" bytes"))
+			return
+		}
 		body = http.MaxBytesReader(w, r.Body, max)
 	}
 	n, err := writeStream(r.Context(), b, p, body)

@@ -18,6 +18,19 @@ import (
 // any other error with 400.
 type Resolver func(r *http.Request) (b agentbe.Backend, release func(), err error)
 
+// StatusError is an error a Resolver can return to choose the HTTP status
+// of its answer (e.g. 400 for an invalid X-Scope-Path, 401 when the daemon
+// checks the token there). Detail is shown to the client.
+type StatusError struct {
+	Status int
+	Detail string
+}
+
+func (e *StatusError) Error() string { return e.Detail }
+
+// StatusCode reports the HTTP status.
+func (e *StatusError) StatusCode() int { return e.Status }
+
 // Defaults for Config's zero fields.
 const (
 	DefaultMaxFileBytes     int64 = 1 << 30
@@ -144,7 +157,7 @@ func (h *Handler) backend(w http.ResponseWriter, r *http.Request) (agentbe.Backe
 	if err != nil {
 		status := http.StatusBadRequest
 		var sc interface{ StatusCode() int }
-		if errors.As(err, &sc) {
+		if errors.As(err, &sc) && sc.StatusCode() >= 400 && sc.StatusCode() <= 599 {
 			status = sc.StatusCode()
 		}
 		writeProblem(w, problem(status, "invalid_request", http.StatusText(status), err.Error()))

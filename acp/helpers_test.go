@@ -94,6 +94,9 @@ func newTestEnv(t testing.TB, o envOpts) *testEnv {
 		t.Fatal(err)
 	}
 	cfg := o.cfg
+	if cfg.AttachWait == 0 {
+		cfg.AttachWait = time.Second
+	}
 	cfg.Agents = reg
 	cfg.Proxy = o.proxy
 	if cfg.Proxy.SecretEnv == nil {

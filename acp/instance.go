@@ -85,7 +85,12 @@ func (in *Instance) Running() bool { return in.Info().Status == "running" }
 // start installs the agent if needed and launches it; it runs in its own
 // goroutine, so the instance is listed (and its SSE stream can be opened)
 // before the first message is forwarded.
-func (in *Instance) start(a Agent, b agentbe.Backend, secret []string) {
+//
+// When the process cannot be started (install failure, launch refused by
+// the backend), onFail runs after the waiting requests were answered (502):
+// the proxy then forgets the instance, as sandbox-agent does, so that a
+// client can retry with the same server ID.
+func (in *Instance) start(a Agent, b agentbe.Backend, secret []string, onFail func()) {
 	err := in.launch(a, b, secret)
 	if err != nil {
 		in.startErr = err
@@ -95,6 +100,9 @@ func (in *Instance) start(a Agent, b agentbe.Backend, secret []string) {
 		close(in.exited)
 	}
 	close(in.ready)
+	if err != nil {
+		onFail()
+	}
 }
 
 func (in *Instance) launch(a Agent, b agentbe.Backend, secret []string) error {
@@ -199,6 +207,11 @@ func (in *Instance) Send(ctx context.Context, msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, badRequest("invalid JSON body: " + err.Error())
 	}
+	return in.send(ctx, msg, e)
+}
+
+// send is Send with msg already parsed into e.
+func (in *Instance) send(ctx context.Context, msg []byte, e envelope) ([]byte, error) {
 	line, err := oneLine(msg)
 	if err != nil {
 		return nil, badRequest("invalid JSON body: " + err.Error())
@@ -317,11 +330,13 @@ func (in *Instance) close(wait time.Duration) {
 		in.ring.Close()
 		t := time.NewTimer(wait)
 		defer t.Stop()
+		started := false
 		select {
 		case <-in.ready:
+			started = true // in.proc is safe to read once ready is closed
 		case <-t.C:
 		}
-		if in.proc != nil {
+		if started && in.proc != nil {
 			in.writeMu.Lock()
 			in.proc.stdin.Close()
 			in.writeMu.Unlock()

@@ -132,8 +132,18 @@ func (p *Proxy) Bootstrap(serverID string, a Agent, b agentbe.Backend, release f
 	close(p.changed)
 	p.changed = make(chan struct{})
 	p.mu.Unlock()
-	go in.start(a, b, p.cfg.SecretEnv)
+	go in.start(a, b, p.cfg.SecretEnv, func() { p.forget(in) })
 	return in, nil
+}
+
+// forget removes in (if still registered) and releases it.
+func (p *Proxy) forget(in *Instance) {
+	p.mu.Lock()
+	if p.insts[in.id] == in {
+		delete(p.insts, in.id)
+	}
+	p.mu.Unlock()
+	in.close(p.cfg.stopWait())
 }
 
 // Get returns the instance for serverID, or nil.

@@ -1,6 +1,8 @@
 package acp
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -18,24 +20,24 @@ var ErrUnknownAgent = errors.New("unknown agent")
 // and its clean environment apply to them.
 type Agent struct {
 	// ID is the value of ?agent= and of /v1/agents/{agent}.
-	ID string
+	ID string `json:"id"`
 	// Command starts the agent's ACP server on stdin/stdout
 	// (newline-delimited JSON-RPC), e.g. "node .agents/my-agent.mjs".
-	Command string
+	Command string `json:"command"`
 	// Install installs the agent; empty means there is nothing to install.
-	Install string
+	Install string `json:"install,omitempty"`
 	// Check is a path (relative to the backend root) whose existence means
 	// the agent is installed. Empty means "installed" whenever Install is
 	// empty, and "unknown, treated as not installed" otherwise.
-	Check string
+	Check string `json:"check,omitempty"`
 	// HostEnv names variables of the daemon's environment passed to the
 	// agent (e.g. its provider API key). Nothing else of the daemon's
 	// environment reaches it, and Config.SecretEnv names are never passed.
-	HostEnv []string
+	HostEnv []string `json:"hostEnv,omitempty"`
 	// Env is added to the agent's environment.
-	Env map[string]string
+	Env map[string]string `json:"env,omitempty"`
 	// Capabilities is reported by GET /v1/agents as is.
-	Capabilities Capabilities
+	Capabilities Capabilities `json:"capabilities"`
 }
 
 // Capabilities mirrors sandbox-agent's AgentCapabilities object.
@@ -141,6 +143,30 @@ func ParseAgentFlag(v string) (Agent, error) {
 		return Agent{}, fmt.Errorf("acp: --acp-agent %q: empty command", v)
 	}
 	return a, nil
+}
+
+// ParseAgentsJSON parses an agents config file: a JSON array of Agent
+// objects, e.g.
+//
+//	[{"id": "mine", "command": "node .agents/mine.mjs",
+//	  "install": "npm install --prefix .agents/mine mine-acp",
+//	  "check": ".agents/mine/node_modules/.bin/mine-acp",
+//	  "hostEnv": ["MINE_API_KEY"], "env": {"MINE_MODE": "fast"}}]
+//
+// Unknown fields are an error (a typo must not silently drop a setting).
+// Pass the result to Registry.Set, over DefaultRegistry() to extend or
+// override the built-ins.
+func ParseAgentsJSON(data []byte) ([]Agent, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var agents []Agent
+	if err := dec.Decode(&agents); err != nil {
+		return nil, fmt.Errorf("acp: agents config: %w", err)
+	}
+	if _, err := NewRegistry(agents...); err != nil {
+		return nil, err
+	}
+	return agents, nil
 }
 
 func validAgentID(id string) error {

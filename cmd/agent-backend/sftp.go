@@ -21,7 +21,7 @@ func runSFTPServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	rootDir := fs.String("rootDir", "", "workspace root directory (required)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: agent-backend sftp-server --rootDir DIR")
+			fmt.Fprint(stdout, sftpServerHelp)
 			return 0
 		}
 		fmt.Fprintf(stderr, "agent-backend sftp-server: %v\nusage: agent-backend sftp-server --rootDir DIR\n", err)
@@ -56,6 +56,27 @@ func runSFTPServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	}
 	return 0
 }
+
+// sftpServerHelp is sftp-server --help.
+const sftpServerHelp = `usage: agent-backend sftp-server --rootDir DIR
+
+Speaks SFTP version 3 on stdin/stdout, confined to DIR: no path, "..", or
+symbolic link reaches a file outside it, and set-user-ID/set-group-ID bits
+are never set. Nothing but protocol goes to stdout; diagnostics go to stderr.
+
+As OpenSSH's SFTP server for a user (sshd_config):
+
+    Match User agent
+        ForceCommand agent-backend sftp-server --rootDir /var/workspace
+
+or for everyone:
+
+    Subsystem sftp /usr/local/bin/agent-backend sftp-server --rootDir /var/workspace
+
+Locally, without sshd:
+
+    sftp -D "agent-backend sftp-server --rootDir /var/workspace"
+`
 
 // unwrapPath drops the path of a PathError (it is printed separately).
 func unwrapPath(err error) error {
