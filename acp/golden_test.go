@@ -29,8 +29,19 @@ import (
 func startSandboxAgent(t *testing.T) (url, home string) {
 	t.Helper()
 	bin := filepath.Join(interopDir(t), "node_modules", "@sandbox-agent", "cli-linux-x64", "bin", "sandbox-agent")
-	if _, err := os.Stat(bin); err != nil {
+	fi, err := os.Stat(bin)
+	if err != nil {
 		t.Fatalf("sandbox-agent binary missing (npm ci --prefix interop): %v", err)
+	}
+	if fi.Mode()&0o111 == 0 { // its postinstall (chmod +x) may not have run
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin = filepath.Join(t.TempDir(), "sandbox-agent")
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	home = filepath.Join(t.TempDir(), "home")
 	os.MkdirAll(home, 0o755)
@@ -173,6 +184,17 @@ func TestGoldenVsSandboxAgent(t *testing.T) {
 	tw.WriteHeader(&tar.Header{Name: "../escaped.txt", Typeflag: tar.TypeReg, Mode: 0o644, Size: 1})
 	tw.Write([]byte("E"))
 	tw.Close()
+	var symTar bytes.Buffer
+	tw = tar.NewWriter(&symTar)
+	tw.WriteHeader(&tar.Header{Name: "lnk", Typeflag: tar.TypeSymlink, Linkname: "/etc", Mode: 0o777})
+	tw.Close()
+	var partial bytes.Buffer
+	tw = tar.NewWriter(&partial)
+	tw.WriteHeader(&tar.Header{Name: "good.txt", Typeflag: tar.TypeReg, Mode: 0o644, Size: 1})
+	tw.Write([]byte("G"))
+	tw.WriteHeader(&tar.Header{Name: "../bad.txt", Typeflag: tar.TypeReg, Mode: 0o644, Size: 1})
+	tw.Write([]byte("B"))
+	tw.Close()
 	hostFile := filepath.Join(home, "outside-probe.txt")
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`
 	cases := []goldenCase{
@@ -204,6 +226,10 @@ func TestGoldenVsSandboxAgent(t *testing.T) {
 		{name: "upload wrong type", method: "POST", path: "/v1/fs/upload-batch", ctype: "application/octet-stream", body: tb.String(),
 			diff: "415 unsupported_media_type instead of 400, as acp-proxy.md §3.6 maps content types", wantStatus: 415},
 		{name: "upload tar slip", method: "POST", path: "/v1/fs/upload-batch?path=up", ctype: "application/x-tar", body: evil.String()},
+		{name: "upload symlink member", method: "POST", path: "/v1/fs/upload-batch?path=symup", ctype: "application/x-tar", body: symTar.String(),
+			diff: "ESCAPE in sandbox-agent: it extracts a symbolic link to any host path (here /etc); refused with 400 here", wantStatus: 400},
+		{name: "upload partial", method: "POST", path: "/v1/fs/upload-batch?path=partup", ctype: "application/x-tar", body: partial.String(),
+			diff: "same 400, but sandbox-agent keeps the members before the bad one; nothing is written here", wantStatus: 400},
 		{name: "mkdir config dir", method: "POST", path: "/v1/fs/mkdir?path=proj"},
 		{name: "mcp get missing", method: "GET", path: "/v1/config/mcp?directory=proj&mcpName=fs"},
 		{name: "mcp put", method: "PUT", path: "/v1/config/mcp?directory=proj&mcpName=fs", ctype: "application/json",
@@ -267,6 +293,12 @@ func TestGoldenVsSandboxAgent(t *testing.T) {
 				t.Errorf("agent response differs:\n theirs %s\n ours   %s", theirs.body, mine.body)
 			}
 		}
+	}
+	if _, err := os.Lstat(filepath.Join(root, "symup", "lnk")); err == nil {
+		t.Error("symlink member extracted")
+	}
+	if _, err := os.Stat(filepath.Join(root, "partup", "good.txt")); err == nil {
+		t.Error("partial archive applied")
 	}
 	// SSE framing: the same first events (event, id, JSON data) on both.
 	theirsSSE, oursSSE := firstSSE(t, saURL+"/v1/acp/g1", 2), firstSSE(t, ours+"/v1/acp/g1", 2)

@@ -6,6 +6,7 @@
 package daemon
 
 import (
+	"github.com/agentbe/agent-backend/acp"
 	"log/slog"
 	"time"
 
@@ -104,6 +105,10 @@ type Config struct {
 	// Logger receives the access log (one line per request) and warnings;
 	// nil means slog.Default().
 	Logger *slog.Logger
+	// ACPAgents extends or overrides the built-in ACP agents
+	// (acp.DefaultRegistry), from --acp-agent id=command flags
+	// (acp.ParseAgentFlag) and an --acp-agents-file (acp.ParseAgentsJSON).
+	ACPAgents []acp.Agent
 }
 
 func (c Config) withDefaults() Config {

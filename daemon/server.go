@@ -13,6 +13,7 @@ import (
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/acp"
 )
 
 // Server is a running daemon's state: the workspace backend, the HTTP
@@ -28,6 +29,7 @@ type Server struct {
 	hostKey     *hostKeyLoader
 	ws          *wsRegistry
 	sshd        *sshdProcess
+	acp         *acp.Handler
 }
 
 // New validates cfg and opens the workspace. Dangerous-command blocking is
@@ -56,6 +58,10 @@ func New(cfg Config) (*Server, error) {
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
 	}
+	if s.acp, err = s.newACPHandler(); err != nil {
+		local.Destroy(context.Background())
+		return nil, err
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -72,6 +78,8 @@ func (s *Server) routes() http.Handler {
 	if !s.cfg.DisableSSHWS {
 		mux.Handle("/ssh", newLimiter(s.cfg.MaxSSHConns).wrap(s.sshRoute(), "SSH connections"))
 	}
+	mux.Handle("/v1/", s.requireBearer(s.acp))
+	mux.Handle("GET /{$}", s.acp)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{"Not Found", "No route for " + r.Method + " " + r.URL.Path})
 	})
@@ -129,6 +137,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Close releases the workspace: commands still running are killed. It
 // waits for a host key still being generated, so nothing is left writing.
 func (s *Server) Close() error {
+	s.acp.Close() // kills every agent process group
 	if s.hostKey != nil {
 		<-s.hostKey.done
 	}

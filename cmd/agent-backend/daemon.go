@@ -118,5 +118,9 @@ func daemonUsage(w io.Writer) {
   --ssh-users U:P[,U:P...]    sshd users (default root:agents)
   --ssh-public-key KEY        public key for the first sshd user
   --ssh-authorized-keys PATH  authorized_keys file for the first sshd user
+  --acp-agent ID=COMMAND      an ACP agent for /v1/acp (repeatable; overrides
+                              a built-in of the same id)
+  --acp-agents-file PATH      ACP agents as a JSON array (id, command, install,
+                              check, hostEnv, env)
 `)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentbe/agent-backend/acp"
 	"github.com/agentbe/agent-backend/daemon"
 )
 
@@ -29,6 +30,7 @@ type daemonConfig struct {
 	SSHUsers          []sshUser
 	SSHPublicKey      string
 	SSHAuthorizedKeys string
+	ACPAgents         []acp.Agent // --acp-agents-file entries, then --acp-agent ones
 }
 
 // sshUser is one --ssh-users entry.
@@ -49,13 +51,15 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		Isolation: "auto", Shell: "auto", Port: 3001, SSHPort: 22,
 		SSHUsers: []sshUser{{"root", "agents"}},
 	}
-	var port, sshPort, sshUsers, tokenFile, tokenFD string
+	var port, sshPort, sshUsers, tokenFile, tokenFD, agentsFile, agentFlag string
+	var agentFlags []string
 	strFlags := map[string]*string{
 		"--rootDir": &cfg.RootDir, "--scopePath": &cfg.ScopePath, "--isolation": &cfg.Isolation,
 		"--shell": &cfg.Shell, "--auth-token": &cfg.AuthToken, "--auth-token-file": &tokenFile, "--auth-token-fd": &tokenFD,
 		"--host": &cfg.Host, "--ssh-host-key": &cfg.SSHHostKey,
 		"--ssh-public-key": &cfg.SSHPublicKey, "--ssh-authorized-keys": &cfg.SSHAuthorizedKeys,
 		"--port": &port, "--ssh-port": &sshPort, "--ssh-users": &sshUsers,
+		"--acp-agents-file": &agentsFile, "--acp-agent": &agentFlag,
 	}
 	boolFlags := map[string]*bool{
 		"--local-only": &cfg.LocalOnly, "--disable-ssh-ws": &cfg.DisableSSHWS, "--conventional-ssh": &cfg.ConventionalSSH,
@@ -90,6 +94,9 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		}
 		seen[name] = true
 		*dst = value
+		if name == "--acp-agent" { // repeatable
+			agentFlags = append(agentFlags, value)
+		}
 	}
 	if cfg.RootDir == "" {
 		return cfg, errors.New("--rootDir is required")
@@ -154,6 +161,24 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 	}
 	if seen["--auth-token"] && cfg.AuthToken == "" {
 		return cfg, errors.New("--auth-token must not be empty")
+	}
+	if seen["--acp-agents-file"] {
+		data, err := os.ReadFile(agentsFile)
+		if err != nil {
+			return cfg, fmt.Errorf("--acp-agents-file: %w", err)
+		}
+		agents, err := acp.ParseAgentsJSON(data)
+		if err != nil {
+			return cfg, fmt.Errorf("--acp-agents-file %s: %w", agentsFile, err)
+		}
+		cfg.ACPAgents = agents
+	}
+	for _, v := range agentFlags {
+		a, err := acp.ParseAgentFlag(v)
+		if err != nil {
+			return cfg, fmt.Errorf("--acp-agent %q: %w", v, err)
+		}
+		cfg.ACPAgents = append(cfg.ACPAgents, a)
 	}
 	return cfg, nil
 }

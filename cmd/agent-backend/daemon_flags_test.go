@@ -167,3 +167,32 @@ func TestTopLevel(t *testing.T) {
 		}
 	}
 }
+
+func TestParseACPAgentFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/agents.json"
+	if err := os.WriteFile(file, []byte(`[{"id":"a","command":"node a.mjs"},{"id":"b","command":"node b.mjs"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseDaemonFlags([]string{"--rootDir", dir, "--acp-agent", "b=node b2.mjs", "--acp-agents-file", file,
+		"--acp-agent", "c=node c.mjs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range cfg.ACPAgents {
+		got = append(got, a.ID+"="+a.Command)
+	}
+	if strings.Join(got, ";") != "a=node a.mjs;b=node b.mjs;b=node b2.mjs;c=node c.mjs" {
+		t.Errorf("agents %v (file first, then flags in order)", got)
+	}
+	for _, bad := range [][]string{
+		{"--rootDir", dir, "--acp-agent", "noequals"},
+		{"--rootDir", dir, "--acp-agents-file", dir + "/missing.json"},
+		{"--rootDir", dir, "--acp-agent"},
+	} {
+		if _, err := parseDaemonFlags(bad); err == nil || !strings.Contains(err.Error(), "--acp-agent") {
+			t.Errorf("%v: %v", bad, err)
+		}
+	}
+}

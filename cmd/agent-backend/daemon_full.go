@@ -30,6 +30,7 @@ func runFullDaemon(ctx context.Context, cfg daemonConfig, stderr io.Writer) int 
 		AuthToken:      cfg.AuthToken,
 		DisableSSHWS:   cfg.DisableSSHWS,
 		SSHHostKeyPath: cfg.SSHHostKey,
+		ACPAgents:      cfg.ACPAgents,
 		Version:        version,
 		Logger:         log,
 	}

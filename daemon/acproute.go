@@ -1,0 +1,129 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/acp"
+)
+
+// newACPHandler builds the ACP proxy and HTTP file API (/v1/*, GET /) on the
+// daemon's workspace. Requests reach it authenticated (requireBearer) and
+// scoped (acpBackend).
+func (s *Server) newACPHandler() (*acp.Handler, error) {
+	reg := acp.DefaultRegistry()
+	for _, a := range s.cfg.ACPAgents {
+		if err := reg.Set(a); err != nil {
+			return nil, err
+		}
+	}
+	return acp.NewHandler(acp.Config{
+		Agents:  reg,
+		Resolve: s.acpBackend,
+		Proxy: acp.ProxyConfig{
+			SecretEnv: []string{"AUTH_TOKEN", "AGENTBE_AUTH_TOKEN", "SSH_USERS"},
+			Logger:    s.cfg.Logger,
+		},
+		Logger: s.cfg.Logger,
+	})
+}
+
+// acpBackend applies the static scope or the request's X-Scope-Path, as
+// newMCPServer does. The scope is released by the acp package: at the end
+// of the request, or when the ACP instance started on it ends.
+func (s *Server) acpBackend(r *http.Request) (agentbe.Backend, func(), error) {
+	scope := s.staticScope
+	if dyn := r.Header.Get("X-Scope-Path"); dyn != "" {
+		if s.staticScope != "" || s.cfg.ScopePath != "" {
+			return nil, nil, &acp.StatusError{Status: http.StatusBadRequest,
+				Detail: "Server was started with static scope '" + s.cfg.ScopePath + "', but request also specified scope '" +
+					dyn + "'. Use one or the other, not both."}
+		}
+		norm, err := NormalizeScopePath(dyn)
+		if err != nil {
+			return nil, nil, &acp.StatusError{Status: http.StatusBadRequest,
+				Detail: "Scope path must not contain path traversal sequences"}
+		}
+		scope = norm
+	}
+	if scope == "" {
+		return s.local, nil, nil
+	}
+	sc, err := s.local.Scope(scope, agentbe.ScopeOptions{})
+	if err == nil {
+		if err = sc.Mkdir(r.Context(), "."); err != nil {
+			sc.Destroy(context.Background())
+		}
+	}
+	if err != nil {
+		return nil, nil, &acp.StatusError{Status: http.StatusBadRequest,
+			Detail: "Scope path must name a directory of the workspace, not a symbolic link or a file"}
+	}
+	return sc, func() { sc.Destroy(context.Background()) }, nil
+}
+
+// requireBearer answers 401 to a request without "Authorization: Bearer
+// <token>" (every /v1/* route, acp-proxy.md §7). Without a token it refuses
+// instead, with 403, a request that reached a loopback listener under a
+// foreign Host or Origin: a web page that rebinds its name to 127.0.0.1
+// must not drive the agents or the files (the /mcp route has the same
+// check).
+func (s *Server) requireBearer(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.token.enabled && s.rebound(r) {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = io.WriteString(w, `{"type":"urn:sandbox-agent:error:forbidden","title":"Forbidden","status":403,"detail":"Invalid Host or Origin header"}`+"\n")
+			return
+		}
+		if !s.token.header(r) {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"type":"urn:sandbox-agent:error:unauthorized","title":"Unauthorized","status":401,"detail":"Invalid or missing authentication token"}`+"\n")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// rebound reports a request on a loopback listener whose Host or Origin is
+// not a loopback name or one of Config.AllowedHosts.
+func (s *Server) rebound(r *http.Request) bool {
+	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if la == nil {
+		return false
+	}
+	if host, _, err := net.SplitHostPort(la.String()); err != nil || !isLoopbackHost(host) {
+		return false
+	}
+	allowed := func(h string) bool {
+		h = strings.ToLower(strings.Trim(h, "[]"))
+		if h == "localhost" || isLoopbackHost(h) {
+			return true
+		}
+		for _, a := range s.cfg.AllowedHosts {
+			if strings.EqualFold(strings.Trim(a, "[]"), h) {
+				return true
+			}
+		}
+		return false
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if !allowed(host) {
+		return true
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		u, err := url.Parse(origin)
+		return err != nil || !allowed(u.Hostname())
+	}
+	return false
+}
