@@ -56,6 +56,18 @@ func queryPath(w http.ResponseWriter, r *http.Request) (string, bool) {
 	return p, true
 }
 
+// pathBackend reads ?path= and resolves the request's backend (its scope);
+// when ok is false it has answered the request already. Call release when
+// done.
+func (h *Handler) pathBackend(w http.ResponseWriter, r *http.Request) (string, agentbe.Backend, func(), bool) {
+	p, ok := queryPath(w, r)
+	if !ok {
+		return "", nil, nil, false
+	}
+	b, release, ok := h.backend(w, r)
+	return p, b, release, ok
+}
+
 // realPath is the absolute in-root path reported for p.
 func realPath(ctx context.Context, b agentbe.Backend, p string) (string, error) {
 	rp, err := b.RealPath(ctx, p)
@@ -112,11 +124,7 @@ func (h *Handler) fsEntries(w http.ResponseWriter, r *http.Request) {
 
 // fsStat answers GET /v1/fs/stat?path=.
 func (h *Handler) fsStat(w http.ResponseWriter, r *http.Request) {
-	p, ok := queryPath(w, r)
-	if !ok {
-		return
-	}
-	b, release, ok := h.backend(w, r)
+	p, b, release, ok := h.pathBackend(w, r)
 	if !ok {
 		return
 	}
@@ -138,11 +146,7 @@ func (h *Handler) fsStat(w http.ResponseWriter, r *http.Request) {
 // fsRead answers GET /v1/fs/file?path=: the file streamed from the jail,
 // with Range and conditional requests when the backend's reader can seek.
 func (h *Handler) fsRead(w http.ResponseWriter, r *http.Request) {
-	p, ok := queryPath(w, r)
-	if !ok {
-		return
-	}
-	b, release, ok := h.backend(w, r)
+	p, b, release, ok := h.pathBackend(w, r)
 	if !ok {
 		return
 	}
@@ -202,11 +206,7 @@ func (h *Handler) maxFileBytes() int64 {
 // file that replaces the target atomically only when it was received
 // whole; a failed or cut upload leaves the old content.
 func (h *Handler) fsWrite(w http.ResponseWriter, r *http.Request) {
-	p, ok := queryPath(w, r)
-	if !ok {
-		return
-	}
-	b, release, ok := h.backend(w, r)
+	p, b, release, ok := h.pathBackend(w, r)
 	if !ok {
 		return
 	}
@@ -267,11 +267,7 @@ func writeStream(ctx context.Context, b agentbe.Backend, p string, src io.Reader
 // fsDelete answers DELETE /v1/fs/entry?path=[&recursive=true]. The root
 // itself is refused; a symbolic link is removed, never followed.
 func (h *Handler) fsDelete(w http.ResponseWriter, r *http.Request) {
-	p, ok := queryPath(w, r)
-	if !ok {
-		return
-	}
-	b, release, ok := h.backend(w, r)
+	p, b, release, ok := h.pathBackend(w, r)
 	if !ok {
 		return
 	}
@@ -314,11 +310,7 @@ func (h *Handler) fsDelete(w http.ResponseWriter, r *http.Request) {
 
 // fsMkdir answers POST /v1/fs/mkdir?path= (parents created).
 func (h *Handler) fsMkdir(w http.ResponseWriter, r *http.Request) {
-	p, ok := queryPath(w, r)
-	if !ok {
-		return
-	}
-	b, release, ok := h.backend(w, r)
+	p, b, release, ok := h.pathBackend(w, r)
 	if !ok {
 		return
 	}

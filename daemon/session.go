@@ -26,9 +26,10 @@ type session struct {
 	ch  ssh.Channel
 	ctx context.Context
 
-	env     map[string]string
-	pty     *ptyRequest
-	started bool
+	env      map[string]string
+	pty      *ptyRequest
+	started  bool
+	startReq *ssh.Request // the exec/shell/subsystem request, answered early
 
 	mu       sync.Mutex
 	master   *os.File  // the pty master while a pty process runs
@@ -51,7 +52,7 @@ func (s *Server) serveSession(ctx context.Context, ch ssh.Channel, reqs <-chan *
 	var work sync.WaitGroup
 	for req := range reqs {
 		ok := ss.handle(req, &work)
-		if req.WantReply {
+		if req.WantReply && !ss.replied(req) {
 			req.Reply(ok, nil)
 		}
 	}
@@ -143,6 +144,14 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 			ss.size = [2]uint32{p.Cols, p.Rows}
 			ss.mu.Unlock()
 		}
+		// Acknowledge before the work starts: a command that ends at once
+		// (refused, or just fast) closes the channel, and a reply sent
+		// after that would never reach the client, which then sees EOF
+		// instead of the exit status.
+		if req.WantReply {
+			req.Reply(true, nil)
+			ss.startReq = req
+		}
 		work.Add(1)
 		go func() {
 			defer work.Done()
@@ -152,6 +161,10 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 	}
 	return false
 }
+
+// replied reports whether handle already answered req (the request that
+// started the work).
+func (ss *session) replied(req *ssh.Request) bool { return req == ss.startReq }
 
 // run performs the session's work and reports how it ended: exit-status
 // (or exit-signal) is always sent before the channel is closed.
