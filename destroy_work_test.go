@@ -3,8 +3,10 @@ package agentbe
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -108,5 +110,50 @@ func TestDestroyClosesOpenReader(t *testing.T) {
 	}
 	if err := rc.Close(); !errors.Is(err, ErrDestroyed) {
 		t.Errorf("close after Destroy: %v", err)
+	}
+}
+
+// TestMemoryCreateIsBounded: a Create larger than MaxReadBytes fails as it
+// is written (io.Copy included) and stores nothing.
+func TestMemoryCreateIsBounded(t *testing.T) {
+	ctx := context.Background()
+	m, err := NewMemory(MemoryConfig{MaxReadBytes: 1000})
+	mustOK(t, err)
+	w, err := m.Create(ctx, "big")
+	mustOK(t, err)
+	n, err := io.Copy(w, strings.NewReader(strings.Repeat("x", 5000)))
+	if !errors.Is(err, ErrTooLarge) || n > 1000 {
+		t.Fatalf("copy of 5000 bytes: %d, %v", n, err)
+	}
+	if err := w.Close(); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Close: %v", err)
+	}
+	if ok, _ := m.Exists(ctx, "big"); ok {
+		t.Error("an oversized Create was stored")
+	}
+	w, _ = m.Create(ctx, "ok")
+	io.Copy(w, strings.NewReader(strings.Repeat("y", 1000)))
+	mustOK(t, w.Close())
+}
+
+// TestMemoryExistsLogsFailures: a missing key is logged as a success
+// (false is an answer), an escape or a destroyed backend as a failure.
+func TestMemoryExistsLogsFailures(t *testing.T) {
+	ctx := context.Background()
+	rec := &OpRecorder{}
+	m, err := NewMemory(MemoryConfig{Logger: rec, LogMode: LogVerbose})
+	mustOK(t, err)
+	m.Exists(ctx, "missing")
+	m.Exists(ctx, "../escape")
+	m.Destroy(ctx)
+	m.Exists(ctx, "after")
+	var got []bool
+	for _, e := range rec.Entries() {
+		if e.Op == "exists" {
+			got = append(got, e.Success)
+		}
+	}
+	if len(got) != 3 || !got[0] || got[1] || got[2] {
+		t.Errorf("exists outcomes logged %v, want [true false false]", got)
 	}
 }

@@ -368,13 +368,33 @@ func (m *Memory) Create(ctx context.Context, p string) (io.WriteCloser, error) {
 	return &memWriter{m: m, ctx: ctx, p: p, done: m.log.begin("create", p)}, nil
 }
 
+// memWriter collects a Create's content, up to the backend's
+// MaxReadBytes (a value Read could never return is refused as it is
+// written, not after it was buffered). It has no ReadFrom, so io.Copy goes
+// through Write and the bound.
 type memWriter struct {
-	bytes.Buffer
+	buf    bytes.Buffer
 	m      *Memory
 	ctx    context.Context
 	p      string
 	done   func(error)
 	closed bool
+	err    error // the first write error; Close stores nothing then
+}
+
+func (w *memWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.closed {
+		return 0, fs.ErrClosed
+	}
+	if limit := w.m.MaxReadBytes(); int64(w.buf.Len())+int64(len(p)) > limit {
+		w.err = &Error{Code: CodeWriteFailed, Op: "create", Path: w.p, Backend: KindMemory,
+			Err: &tooLargeError{size: -1, limit: limit}}
+		return 0, w.err
+	}
+	return w.buf.Write(p)
 }
 
 func (w *memWriter) Close() error {
@@ -382,7 +402,10 @@ func (w *memWriter) Close() error {
 		return fs.ErrClosed
 	}
 	w.closed = true
-	err := w.m.put(w.ctx, "create", w.p, w.Bytes())
+	err := w.err
+	if err == nil {
+		err = w.m.put(w.ctx, "create", w.p, w.buf.Bytes())
+	}
 	w.done(err)
 	return err
 }
@@ -449,10 +472,11 @@ func (m *Memory) Mkdir(ctx context.Context, p string) error {
 func (m *Memory) Exists(ctx context.Context, p string) (bool, error) {
 	done := m.log.begin("exists", p)
 	_, err := m.stat(ctx, "exists", p)
-	done(nil)
 	if err != nil && CodeOf(err) == CodeKeyNotFound {
+		done(nil) // a missing key is an answer, not a failure
 		return false, nil
 	}
+	done(err)
 	return err == nil, err
 }
 

@@ -421,25 +421,36 @@ type remoteWriter struct {
 func remoteCreate(ctx context.Context, c *sftpjail.Client, rp string) (*remoteWriter, error) {
 	dir, base := path.Split(rp)
 	tmp := dir + "." + base + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
-	var mode fs.FileMode
-	if fi, err := c.Stat(ctx, rp); err == nil {
-		if fi.IsDir() {
-			return nil, &fs.PathError{Op: "write", Path: rp, Err: errIsDir}
-		}
-		mode = fi.Mode().Perm()
-	}
+	// The target's STAT (for its mode) goes out with the OPEN of the
+	// temporary file: one round trip for both.
+	var target fs.FileInfo
+	stat := make(chan struct{})
+	go func() {
+		defer close(stat)
+		target, _ = c.Stat(ctx, rp)
+	}()
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	f, err := c.OpenFile(ctx, tmp, flags, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := c.MkdirAll(ctx, path.Dir(rp), 0o755); err != nil {
+			<-stat
 			return nil, err
 		}
 		f, err = c.OpenFile(ctx, tmp, flags, 0o644)
 	}
+	<-stat
 	if err != nil {
 		return nil, err
 	}
-	return &remoteWriter{ctx: ctx, c: c, f: f, tmp: tmp, target: rp, mode: mode}, nil
+	w := &remoteWriter{ctx: ctx, c: c, f: f, tmp: tmp, target: rp}
+	if target != nil {
+		if target.IsDir() {
+			w.abort()
+			return nil, &fs.PathError{Op: "write", Path: rp, Err: errIsDir}
+		}
+		w.mode = target.Mode().Perm()
+	}
+	return w, nil
 }
 
 var errIsDir = errors.New("is a directory")
