@@ -19,7 +19,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 )
@@ -393,14 +392,3 @@ func (c *Conn) SetWriteDeadline(t time.Time) error { return c.raw.SetWriteDeadli
 // IsUnauthorized reports whether err is the server refusing the
 // credentials.
 func IsUnauthorized(err error) bool { return errors.Is(err, ErrUnauthorized) }
-
-// HTTPURL turns a ws:// or wss:// URL into its http(s):// counterpart.
-func HTTPURL(wsURL string) string {
-	if rest, ok := strings.CutPrefix(wsURL, "wss://"); ok {
-		return "https://" + rest
-	}
-	if rest, ok := strings.CutPrefix(wsURL, "ws://"); ok {
-		return "http://" + rest
-	}
-	return wsURL
-}
