@@ -14,6 +14,7 @@ import (
 	"os"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/procs"
 )
 
 // version is reported by --version and /health; a release build sets it
@@ -22,6 +23,11 @@ var version = agentbe.Version
 
 func main() {
 	hideSecrets(os.Args)
+	// Descriptors this process inherited (a supervisor's socket, a shell's
+	// spare one) must not reach the commands and sandboxes it starts. The
+	// token descriptor of hideSecrets is still readable: close-on-exec only
+	// closes it in children.
+	procs.CloseInheritedOnExec()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
