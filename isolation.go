@@ -107,9 +107,10 @@ func (l *launch) release() {
 	}
 }
 
-// pipeFeedMax is what pipeWith writes before the reader starts: well below
-// the smallest pipe buffer (16 pages), so the write never blocks.
-const pipeFeedMax = 32 << 10
+// pipeFeedMax is what pipeWith writes before the reader starts: one page,
+// the capacity every pipe has (a user over pipe-user-pages-soft gets pipes
+// of a single page), so the write never blocks.
+const pipeFeedMax = 4096
 
 // pipeWith returns the read end of a pipe that yields data then EOF. Data
 // larger than a pipe buffer is written by a goroutine that ends when the
