@@ -421,7 +421,7 @@ func openSFTP(ctx context.Context, client *ssh.Client) (*sftpjail.Client, error)
 		s.Close()
 		return nil, fmt.Errorf("sftp subsystem: %w", err)
 	}
-	return sftpjail.NewClientContext(ctx, sessionStream{r, w, s}, nil)
+	return sftpjail.NewClientContext(ctx, sessionStream{r, w, s}, &sftpjail.ClientOptions{ChunkSize: remoteChunk, MaxInFlight: remoteInFlight})
 }
 
 // sessionStream is an SSH session's stdin and stdout as one stream.
@@ -494,3 +494,14 @@ func (c *remoteCore) opCtx(ctx context.Context) (context.Context, context.Cancel
 	}
 	return context.WithTimeout(ctx, c.cfg.OperationTimeout)
 }
+
+// remoteChunk and remoteInFlight shape a Remote's SFTP transfers: 128 KiB
+// READs and WRITEs (lowered to what the daemon announces in
+// limits@openssh.com), 16 in flight, so a transfer buffers 2 MiB as
+// OpenSSH's 64 × 32 KiB does, with a quarter of the requests. Measured
+// against our daemon (BenchmarkRemoteSideBySide, 64 MiB): about 15 % more
+// throughput both ways than 32 KiB chunks.
+const (
+	remoteChunk    = 128 << 10
+	remoteInFlight = 16
+)
