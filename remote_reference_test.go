@@ -27,9 +27,9 @@ func requireTool(t *testing.T, ok bool, what string) {
 		return
 	}
 	if os.Getenv("CI") != "" {
-		t.Fatalf("%s is missing (required when CI is set; scripts/test installs it)", what)
+		t.Fatalf("%s is missing (required when CI is set; .ci/run installs it)", what)
 	}
-	t.Skipf("%s is missing; run scripts/test", what)
+	t.Skipf("%s is missing; run bash .ci/run", what)
 }
 
 // startReferenceDaemon runs the TypeScript reference daemon

@@ -11,7 +11,7 @@ import (
 // (agent-backend@0.13.2, interop/ts-client.test.mjs under node --test)
 // against our daemon binary in every isolation mode: its remote backend
 // (files, binary content, exec with env/HOME/cwd), a scoped backend and its
-// MCP client. bwrap is part of CI (scripts/test installs it).
+// MCP client. bwrap is part of CI (.ci/run installs it).
 func TestTypeScriptClientAgainstDaemon(t *testing.T) {
 	_, interop := nodeSetup(t)
 	need(t, exists(filepath.Join(interop, "node_modules/agent-backend/package.json")),
