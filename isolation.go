@@ -286,11 +286,11 @@ const probeTimeout = 10 * time.Second
 // 0.8.0) is probed again in the layout that binds /proc/self/fd/N instead
 // (see bwrapArgv).
 func probeBwrap(bwrap string) (bwrapLayout, error) {
-	l, err := probeBwrapLayout(hostBwrapLayout(bwrap))
+	host := hostBwrapLayout(bwrap)
+	l, err := probeBwrapLayout(host)
 	if err != nil && strings.Contains(err.Error(), "--bind-fd") {
-		old := hostBwrapLayout(bwrap)
-		old.noBindFD = true
-		return probeBwrapLayout(old)
+		host.noBindFD = true
+		return probeBwrapLayout(host)
 	}
 	return l, err
 }

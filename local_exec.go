@@ -74,12 +74,12 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	}
 	if !l.cfg.AllowDangerous {
 		if err := l.checker.Check(command); err != nil {
-			return nil, "", withBackend(err, KindLocal)
+			return nil, "", fillError(err, "", KindLocal)
 		}
 	}
 	root, host, err := l.jail.get()
 	if err != nil {
-		return nil, "", l.execFail(".", err)
+		return nil, "", l.fail("exec", ".", err)
 	}
 	if l.sb.mode() == IsolationSoftware && !l.cfg.AllowDangerous {
 		if err := checkSoftwarePaths(command, host, l.rootDir); err != nil {
@@ -98,7 +98,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	la, err := l.sb.prepare(sandboxSpec{Shell: l.shell, Command: command, Root: root,
 		HostRoot: host, WorkRel: workRel, Env: env, Inherit: l.cfg.InheritEnv})
 	if err != nil {
-		return nil, "", l.execFail(opts.Dir, err)
+		return nil, "", l.fail("exec", opts.Dir, err)
 	}
 
 	if opts.Timeout > 0 {
@@ -180,33 +180,22 @@ func (l *Local) outputCap() int {
 	return DefaultMaxOutputBytes
 }
 
-// execFail wraps a failure to prepare a command: a path leaving the
-// workspace keeps PATH_ESCAPE_ATTEMPT, anything else is EXEC_ERROR.
-func (l *Local) execFail(dir string, err error) error {
+// fillError returns err with Path and Backend filled in where its *Error
+// leaves them empty (the safety checker knows neither; an error found
+// before a path was known has no Path).
+func fillError(err error, p string, k Kind) error {
 	var e *Error
-	if errors.As(err, &e) {
+	if !errors.As(err, &e) || (e.Path != "" || p == "") && (e.Backend != "" || k == "") {
 		return err
 	}
-	code := CodeExecError
-	switch {
-	case errors.Is(err, ErrPathEscape):
-		code = CodePathEscape
-	case errors.Is(err, ErrDestroyed):
-		code = CodeDestroyed
+	c := *e
+	if c.Path == "" {
+		c.Path = p
 	}
-	return &Error{Code: code, Op: "exec", Path: dir, Backend: KindLocal, Err: scrubPath(err, dir)}
-}
-
-// withBackend returns err with its Backend set, when it is an *Error
-// without one (the safety checker does not know which backend asks).
-func withBackend(err error, k Kind) error {
-	var e *Error
-	if errors.As(err, &e) && e.Backend == "" {
-		c := *e
+	if c.Backend == "" {
 		c.Backend = k
-		return &c
 	}
-	return err
+	return &c
 }
 
 // validateEnv refuses variable names that no environment can hold (empty,
@@ -234,18 +223,18 @@ func (l *Local) workDir(root *os.Root, host, dir string) (string, error) {
 	}
 	rel, err := wspath.Resolve(l.rootDir, dir)
 	if err != nil {
-		return "", l.execFail(dir, err)
+		return "", l.fail("exec", dir, err)
 	}
 	real, err := wspath.RealPath(root, host, rel)
 	if err != nil {
-		return "", l.execFail(dir, err)
+		return "", l.fail("exec", dir, err)
 	}
 	fi, err := root.Stat(real)
 	if err != nil {
-		return "", l.execFail(dir, err)
+		return "", l.fail("exec", dir, err)
 	}
 	if !fi.IsDir() {
-		return "", l.execFail(dir, fmt.Errorf("working directory %q is not a directory", dir))
+		return "", l.fail("exec", dir, fmt.Errorf("working directory %q is not a directory", dir))
 	}
 	return real, nil
 }

@@ -70,6 +70,8 @@ func opCode(op string) ErrorCode {
 		return CodeReadFailed
 	case "readdir":
 		return CodeLsFailed
+	case "exec":
+		return CodeExecError // the command could not be prepared or started
 	}
 	return CodeWriteFailed
 }

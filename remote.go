@@ -122,6 +122,7 @@ type RemoteConfig struct {
 type Remote struct {
 	core    *remoteCore
 	rootDir string // absolute, clean; a view's is below the root's
+	rel     string // rootDir relative to the root Remote's ("." for the root)
 	view    bool
 	scopes  *scopeSet
 }
@@ -156,7 +157,7 @@ func NewRemote(cfg RemoteConfig) (*Remote, error) {
 	root := wspath.Join("/", rel)
 	c := newRemoteCore(cfg, checker)
 	c.rootDir = root
-	return &Remote{core: c, rootDir: root, scopes: newScopeSet()}, nil
+	return &Remote{core: c, rootDir: root, rel: ".", scopes: newScopeSet()}, nil
 }
 
 // Kind reports KindRemote.
@@ -210,18 +211,15 @@ func (r *Remote) Scope(p string, opts ScopeOptions) (*Scope, error) {
 }
 
 func (r *Remote) subtree(rel string) Backend {
-	return &Remote{core: r.core, rootDir: wspath.Join(r.rootDir, rel), view: true}
+	return &Remote{core: r.core, rootDir: wspath.Join(r.rootDir, rel), rel: wspath.Within(r.rel, rel), view: true}
 }
 
-func (r *Remote) scopeSet() *scopeSet {
-	if r.scopes == nil {
-		return newScopeSet()
-	}
-	return r.scopes
-}
+func (r *Remote) scopeSet() *scopeSet { return r.scopes }
 
+// ensureDir creates a scope's directory, without logging it as an
+// operation of the user's.
 func (r *Remote) ensureDir(ctx context.Context, rel string) error {
-	return r.Mkdir(ctx, wspath.Join(r.rootDir, rel))
+	return r.mkdirAll(ctx, wspath.Join(r.rootDir, rel))
 }
 
 // remotePath resolves p (workspace conventions) to the absolute path on the

@@ -49,7 +49,7 @@ func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]
 	}
 	if !r.core.cfg.AllowDangerous {
 		if err := r.core.checker.Check(command); err != nil {
-			return nil, "", withBackend(err, KindRemote)
+			return nil, "", fillError(err, "", KindRemote)
 		}
 	}
 	dir := r.rootDir

@@ -31,24 +31,13 @@ func (r *Remote) sftpOp(ctx context.Context, op, p string, fn func(ctx context.C
 	defer cancel()
 	l, err := r.core.ensure(ctx, op)
 	if err != nil {
-		return withPath(err, p)
+		return fillError(err, p, "")
 	}
 	return r.fail(op, p, l, fn(ctx, l.sftp, rp))
 }
 
-// withPath sets the Path of an *Error that has none.
-func withPath(err error, p string) error {
-	var e *Error
-	if errors.As(err, &e) && e.Path == "" {
-		c := *e
-		c.Path = p
-		return &c
-	}
-	return err
-}
-
-// fail wraps the error of an operation on link l: CONNECTION_CLOSED when
-// the link went down, DESTROYED after Destroy, else the code of op.
+// fail wraps the error of an operation on link l: DESTROYED after Destroy,
+// CONNECTION_CLOSED when the link went down, else as wrapErr does.
 func (r *Remote) fail(op, p string, l *remoteLink, err error) error {
 	if err == nil {
 		return nil
@@ -65,14 +54,7 @@ func (r *Remote) fail(op, p string, l *remoteLink, err error) error {
 		return connClosed(op, p, err)
 	default:
 	}
-	if errors.Is(err, sftpjail.ErrConnClosed) {
-		return connClosed(op, p, err)
-	}
-	code := opCode(op)
-	if errors.Is(err, ErrPathEscape) {
-		code = CodePathEscape
-	}
-	return &Error{Code: code, Op: op, Path: p, Backend: KindRemote, Err: err}
+	return r.wrapErr(op, p, err)
 }
 
 // MaxReadBytes is the limit of Read.
@@ -158,7 +140,7 @@ func (r *Remote) Open(ctx context.Context, p string) (rc io.ReadCloser, err erro
 		if err != nil {
 			return err
 		}
-		rc = &remoteReader{f: f, wrap: func(err error) error { return r.failLinkless("open", p, err) }}
+		rc = &remoteReader{f: f, wrap: func(err error) error { return r.wrapErr("open", p, err) }}
 		return nil
 	})
 	done(err)
@@ -202,7 +184,7 @@ func (r *Remote) Create(ctx context.Context, p string) (wc io.WriteCloser, err e
 		if err != nil {
 			return err
 		}
-		w.wrap = func(err error) error { return r.failLinkless("create", p, err) }
+		w.wrap = func(err error) error { return r.wrapErr("create", p, err) }
 		w.done = done
 		wc = w
 		return nil
@@ -213,19 +195,26 @@ func (r *Remote) Create(ctx context.Context, p string) (wc io.WriteCloser, err e
 	return wc, err
 }
 
-// failLinkless wraps a writer's error after the operation's link may be gone.
-func (r *Remote) failLinkless(op, p string, err error) error {
+// wrapErr turns err into an *Error for op on p: CONNECTION_CLOSED when the
+// SFTP session ended, PATH_ESCAPE_ATTEMPT for an escape, else the code of
+// op. Readers and writers use it directly, since they outlive the call
+// that knew the link.
+func (r *Remote) wrapErr(op, p string, err error) error {
 	if err == nil {
 		return nil
-	}
-	if errors.Is(err, sftpjail.ErrConnClosed) {
-		return connClosed(op, p, err)
 	}
 	var e *Error
 	if errors.As(err, &e) {
 		return err
 	}
-	return &Error{Code: opCode(op), Op: op, Path: p, Backend: KindRemote, Err: err}
+	if errors.Is(err, sftpjail.ErrConnClosed) {
+		return connClosed(op, p, err)
+	}
+	code := opCode(op)
+	if errors.Is(err, ErrPathEscape) {
+		code = CodePathEscape
+	}
+	return &Error{Code: code, Op: op, Path: p, Backend: KindRemote, Err: err}
 }
 
 // ReadDir lists the names in directory p, sorted.
@@ -250,11 +239,16 @@ func (r *Remote) ReadDir(ctx context.Context, p string) (names []string, err err
 // Mkdir creates directory p and its parents.
 func (r *Remote) Mkdir(ctx context.Context, p string) error {
 	done := r.logBegin("mkdir", p)
-	err := r.sftpOp(ctx, "mkdir", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
-		return c.MkdirAll(ctx, rp, 0o755)
-	})
+	err := r.mkdirAll(ctx, p)
 	done(err)
 	return err
+}
+
+// mkdirAll creates p and its parents (Mkdir without the log entry).
+func (r *Remote) mkdirAll(ctx context.Context, p string) error {
+	return r.sftpOp(ctx, "mkdir", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
+		return c.MkdirAll(ctx, rp, 0o755)
+	})
 }
 
 // Exists reports whether p exists.
@@ -366,7 +360,7 @@ func (r *Remote) RealPath(ctx context.Context, p string) (real string, err error
 		defer cancel()
 		var l *remoteLink
 		if l, err = r.core.ensure(ctx, "realpath"); err != nil {
-			err = withPath(err, p)
+			err = fillError(err, p, "")
 		} else {
 			var got string
 			got, err = l.sftp.RealPath(ctx, rp)
@@ -386,11 +380,7 @@ func (r *Remote) RealPath(ctx context.Context, p string) (real string, err error
 // fromPresented maps a path as the daemon presents it back to a path under
 // this backend's RootDir; false when it lies outside.
 func (r *Remote) fromPresented(l *remoteLink, got string) (string, bool) {
-	rel, err := wspath.Resolve(r.core.rootDir, r.rootDir)
-	if err != nil {
-		return "", false
-	}
-	presented := wspath.Join(l.presentedRoot, rel)
+	presented := wspath.Join(l.presentedRoot, r.rel)
 	if !inside(got, presented) {
 		return "", false
 	}

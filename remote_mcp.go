@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/agentbe/agent-backend/internal/wspath"
 	"github.com/agentbe/agent-backend/mcp"
 )
 
@@ -111,12 +110,5 @@ func (f closerFunc) Close() error { return f() }
 // an MCP client library of the caller's choice; MCPClient uses the same.
 // The headers are a copy.
 func (r *Remote) MCPEndpoint() (url string, header http.Header) {
-	rel, _ := rootRel(r)
-	return r.mcpURL(), r.mcpHeader(rel)
-}
-
-// rootRel is the path of a view of r relative to the root Remote's RootDir.
-func rootRel(r *Remote) (string, error) {
-	rel, err := wspath.Resolve(r.core.rootDir, r.rootDir)
-	return rel, err
+	return r.mcpURL(), r.mcpHeader(r.rel)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"runtime"
+	"sync"
 )
 
 // The seccomp filter that bwrap installs (--seccomp) on every sandboxed
@@ -95,13 +96,14 @@ var errNoSeccompArch = errors.New("no seccomp filter for " + runtime.GOARCH + " 
 
 // seccompFilter returns the filter for the running architecture as the raw
 // array of struct sock_filter that bwrap --seccomp reads.
-func seccompFilter() ([]byte, error) {
+// It is built once per process.
+var seccompFilter = sync.OnceValues(func() ([]byte, error) {
 	a, ok := seccompArches[runtime.GOARCH]
 	if !ok {
 		return nil, errNoSeccompArch
 	}
 	return a.program(), nil
-}
+})
 
 type bpfInsn struct {
 	code   uint16

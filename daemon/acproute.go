@@ -3,13 +3,12 @@ package daemon
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
+	"github.com/agentbe/agent-backend/mcp"
 )
 
 // newACPHandler builds the ACP proxy and HTTP file API (/v1/*, GET /) on the
@@ -93,37 +92,16 @@ func (s *Server) requireBearer(h http.Handler) http.Handler {
 }
 
 // rebound reports a request on a loopback listener whose Host or Origin is
-// not a loopback name or one of Config.AllowedHosts.
-func (s *Server) rebound(r *http.Request) bool {
-	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if la == nil {
-		return false
+// not a loopback name or one of Config.AllowedHosts: the /mcp route's check
+// (mcp.RebindingError), for the /v1 routes.
+func (s *Server) rebound(r *http.Request) bool { return mcp.RebindingError(r, s.allowedHosts) != "" }
+
+// normalizeHosts lower-cases host names and strips IPv6 brackets, the form
+// mcp.RebindingError compares.
+func normalizeHosts(hosts []string) []string {
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		out[i] = strings.ToLower(strings.Trim(h, "[]"))
 	}
-	if host, _, err := net.SplitHostPort(la.String()); err != nil || !isLoopbackHost(host) {
-		return false
-	}
-	allowed := func(h string) bool {
-		h = strings.ToLower(strings.Trim(h, "[]"))
-		if h == "localhost" || isLoopbackHost(h) {
-			return true
-		}
-		for _, a := range s.cfg.AllowedHosts {
-			if strings.EqualFold(strings.Trim(a, "[]"), h) {
-				return true
-			}
-		}
-		return false
-	}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	if !allowed(host) {
-		return true
-	}
-	if origin := r.Header.Get("Origin"); origin != "" {
-		u, err := url.Parse(origin)
-		return err != nil || !allowed(u.Hostname())
-	}
-	return false
+	return out
 }

@@ -30,6 +30,9 @@ type Server struct {
 	ws          *wsRegistry
 	sshd        *sshdProcess
 	acp         *acp.Handler
+	// allowedHosts is Config.AllowedHosts as mcp.RebindingError compares
+	// them.
+	allowedHosts []string
 }
 
 // New validates cfg and opens the workspace. Dangerous-command blocking is
@@ -54,7 +57,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
-		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry()}
+		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: normalizeHosts(cfg.AllowedHosts)}
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
 	}

@@ -506,17 +506,24 @@ func isJSONContentType(ct string) bool {
 
 // rebindingError returns the SDK's 403 message when the request arrived on
 // a loopback listener but its Host or Origin names another host.
-func (h *httpHandler) rebindingError(r *http.Request) string {
+func (h *httpHandler) rebindingError(r *http.Request) string { return RebindingError(r, h.allowed) }
+
+// RebindingError reports why r must be refused as a DNS-rebinding attempt
+// (a web page whose name now resolves to 127.0.0.1): it arrived on a
+// loopback listener, but its Host or Origin names neither a loopback host
+// nor one of allowed (lower-case names, without port). "" lets it through,
+// as it does every request that arrived on another address.
+func RebindingError(r *http.Request, allowed []string) string {
 	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if la == nil || !isLoopbackAddr(la) {
 		return ""
 	}
-	if !h.hostAllowed(hostname(r.Host)) {
+	if !hostAllowed(hostname(r.Host), allowed) {
 		return "Invalid Host header: " + r.Host
 	}
 	if origin := r.Header.Get("Origin"); origin != "" {
 		u, err := url.Parse(origin)
-		if err != nil || !h.hostAllowed(strings.ToLower(u.Hostname())) {
+		if err != nil || !hostAllowed(strings.ToLower(u.Hostname()), allowed) {
 			return "Invalid Origin header: " + origin
 		}
 	}
@@ -543,14 +550,14 @@ func hostname(hostport string) string {
 	return strings.ToLower(strings.Trim(hostport, "[]"))
 }
 
-func (h *httpHandler) hostAllowed(name string) bool {
+func hostAllowed(name string, allowed []string) bool {
 	if name == "localhost" {
 		return true
 	}
 	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
 		return true
 	}
-	for _, a := range h.allowed {
+	for _, a := range allowed {
 		if a == name {
 			return true
 		}
