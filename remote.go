@@ -170,12 +170,14 @@ func (r *Remote) RootDir() string { return r.rootDir }
 // connection, connecting during it, connected, disconnected after a loss
 // (and for good once the retries ran out), reconnecting during retry
 // attempts and their backoff, destroyed after Destroy.
-func (r *Remote) Status() Status { return r.core.hub.get() }
+func (r *Remote) Status() Status { return r.core.life.Status() }
 
 // OnStatusChange subscribes fn to status transitions. Callbacks run one at
 // a time, in transition order, on a goroutine of the Remote's (so they may
 // call the Remote without deadlock).
-func (r *Remote) OnStatusChange(fn func(old, new Status)) func() { return r.core.hub.subscribe(fn) }
+func (r *Remote) OnStatusChange(fn func(old, new Status)) func() {
+	return r.core.life.OnStatusChange(fn)
+}
 
 // Track registers c to be closed by Destroy.
 func (r *Remote) Track(c io.Closer) { r.core.life.Track(c) }

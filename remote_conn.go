@@ -36,8 +36,7 @@ type remoteCore struct {
 	rootDir string // the root Remote's RootDir, clean
 	checker *SafetyChecker
 	log     opLog
-	life    *lifecycle // tracked closers; the status lives in hub
-	hub     *statusHub
+	life    *lifecycle      // status (delivered async) and tracked closers
 	ctx     context.Context // cancelled by destroy
 	cancel  context.CancelFunc
 	warnKey sync.Once
@@ -55,8 +54,10 @@ type remoteCore struct {
 
 func newRemoteCore(cfg RemoteConfig, checker *SafetyChecker) *remoteCore {
 	ctx, cancel := context.WithCancel(context.Background())
+	life := newLifecycle(StatusDisconnected)
+	life.async = true
 	return &remoteCore{cfg: cfg, checker: checker, log: opLog{logger: cfg.Logger, mode: cfg.LogMode},
-		life: newLifecycle(StatusDisconnected), hub: newStatusHub(StatusDisconnected), ctx: ctx, cancel: cancel}
+		life: life, ctx: ctx, cancel: cancel}
 }
 
 // remoteLink is one live SSH connection and its SFTP session.
@@ -144,9 +145,9 @@ func (c *remoteCore) startAttempt(reconnect bool) {
 	ch := make(chan struct{})
 	c.attempt = ch
 	if reconnect {
-		c.hub.set(StatusReconnecting)
+		c.life.setStatus(StatusReconnecting)
 	} else {
-		c.hub.set(StatusConnecting)
+		c.life.setStatus(StatusConnecting)
 	}
 	go c.runAttempt(reconnect, ch)
 }
@@ -165,7 +166,7 @@ func (c *remoteCore) runAttempt(reconnect bool, ch chan struct{}) {
 	}
 	if err == nil {
 		c.link, c.retries = link, 0
-		c.hub.set(StatusConnected)
+		c.life.setStatus(StatusConnected)
 		go c.watch(link)
 		return
 	}
@@ -176,12 +177,12 @@ func (c *remoteCore) runAttempt(reconnect bool, ch chan struct{}) {
 	c.attemptErr = &Error{Code: code, Op: "connect", Backend: KindRemote,
 		Err: &wrapped{msg: "cannot connect to " + c.addr(), err: err, is: ErrConnectionClosed}}
 	if !reconnect || errors.Is(err, ErrUnauthorized) {
-		c.hub.set(StatusDisconnected)
+		c.life.setStatus(StatusDisconnected)
 		return
 	}
 	c.retries++
 	if max := c.maxRetries(); max > 0 && c.retries >= max {
-		c.hub.set(StatusDisconnected)
+		c.life.setStatus(StatusDisconnected)
 		return
 	}
 	c.schedule()
@@ -251,7 +252,7 @@ func (c *remoteCore) lost(l *remoteLink, cause error) {
 	if c.destroyed {
 		return
 	}
-	c.hub.set(StatusDisconnected)
+	c.life.setStatus(StatusDisconnected)
 	if !c.cfg.Reconnect.Disabled {
 		c.retries = 0
 		c.schedule()
@@ -277,9 +278,7 @@ func (c *remoteCore) destroy() error {
 	if l != nil {
 		l.close()
 	}
-	err := c.life.destroy()
-	c.hub.set(StatusDestroyed)
-	return err
+	return c.life.destroy()
 }
 
 func (c *remoteCore) addr() string {

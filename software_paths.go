@@ -52,11 +52,11 @@ func checkSoftwarePaths(command string, roots ...string) error {
 			i = skipPath(text, i)
 			continue // scheme://authority
 		}
-		p := pathAt(text, i)
-		if !softwarePathAllowed(p, roots) {
+		end := skipPath(text, i)
+		if p := text[i : end+1]; !softwarePathAllowed(p, roots) {
 			return fmt.Errorf("software isolation: absolute path %q is outside the workspace; commands may only use paths inside the workspace", p)
 		}
-		i = skipPath(text, i)
+		i = end
 	}
 	return nil
 }

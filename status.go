@@ -46,6 +46,20 @@ type lifecycle struct {
 	subs    map[int]func(old, new Status)
 	nextC   int
 	closers map[int]io.Closer
+
+	// async delivers transitions on a goroutine of the lifecycle, one at a
+	// time and in order, instead of in the goroutine that made them: a
+	// Remote changes status while holding its own lock, and its subscribers
+	// may call it back.
+	async      bool
+	queue      []statusEvent
+	delivering bool
+}
+
+// statusEvent is one transition waiting for async delivery.
+type statusEvent struct {
+	old, new Status
+	fns      []func(old, new Status)
 }
 
 func newLifecycle(initial Status) *lifecycle {
@@ -72,11 +86,12 @@ func (l *lifecycle) OnStatusChange(fn func(old, new Status)) func() {
 }
 
 // setStatus moves to s and calls every subscriber (outside the lock, in
-// registration order) if the status changed. It reports whether it did.
+// registration order; with async, on the delivery goroutine) if the status
+// changed. StatusDestroyed is final. It reports whether the status changed.
 func (l *lifecycle) setStatus(s Status) bool {
 	l.mu.Lock()
 	old := l.status
-	if old == s {
+	if old == s || old == StatusDestroyed {
 		l.mu.Unlock()
 		return false
 	}
@@ -87,11 +102,40 @@ func (l *lifecycle) setStatus(s Status) bool {
 			fns = append(fns, fn)
 		}
 	}
+	if l.async {
+		if len(fns) > 0 {
+			l.queue = append(l.queue, statusEvent{old: old, new: s, fns: fns})
+			if !l.delivering {
+				l.delivering = true
+				go l.deliver()
+			}
+		}
+		l.mu.Unlock()
+		return true
+	}
 	l.mu.Unlock()
 	for _, fn := range fns {
 		fn(old, s)
 	}
 	return true
+}
+
+// deliver runs queued transitions until the queue is empty.
+func (l *lifecycle) deliver() {
+	for {
+		l.mu.Lock()
+		if len(l.queue) == 0 {
+			l.delivering = false
+			l.mu.Unlock()
+			return
+		}
+		ev := l.queue[0]
+		l.queue = l.queue[1:]
+		l.mu.Unlock()
+		for _, fn := range ev.fns {
+			fn(ev.old, ev.new)
+		}
+	}
 }
 
 // dead reports whether destroy has started.
