@@ -84,12 +84,9 @@ func MCPTransport(ctx context.Context, b Backend, opts MCPOptions) (io.ReadWrite
 	} else {
 		rwc = serveInProcess(target)
 	}
-	t := &trackedStream{ReadWriteCloser: rwc, release: release, untrack: func() {}}
+	t := &trackedStream{ReadWriteCloser: rwc, hooks: newCloseHooks(release)}
 	// A destroyed b closes t at once, inside trackCloser.
-	untrack := trackCloser(b, t)
-	t.mu.Lock()
-	t.untrack = untrack
-	t.mu.Unlock()
+	t.hooks.setUntrack(trackCloser(b, t))
 	return t, nil
 }
 
@@ -128,51 +125,61 @@ func remoteClient(ctx context.Context, b Backend, r *Remote, opts MCPOptions, in
 		return nil, err
 	}
 	_, rel := rootRemote(target)
-	var mu sync.Mutex
-	untrack := func() {}
-	var once sync.Once
-	onClose := func() {
-		once.Do(func() {
-			mu.Lock()
-			u := untrack
-			mu.Unlock()
-			u()
-			release()
-		})
-	}
-	c, err := remoteMCPClient(ctx, r, rel, info, onClose)
+	hooks := newCloseHooks(release)
+	c, err := remoteMCPClient(ctx, r, rel, info, hooks.run)
 	if err != nil {
 		release()
 		return nil, err
 	}
-	u := trackCloser(b, c)
-	mu.Lock()
-	untrack = u
-	mu.Unlock()
+	hooks.setUntrack(trackCloser(b, c))
 	return c, nil
 }
 
-// trackedStream is a transport registered with its backend: Close closes
-// the stream, unregisters it and releases the scope made for it. Closing it
-// twice returns the first result.
-type trackedStream struct {
-	io.ReadWriteCloser
+// closeHooks is what closing an MCP transport or client undoes, once: its
+// registration with the backend (known only after it was registered) and
+// the scope made for it.
+type closeHooks struct {
 	release func()
 	once    sync.Once
-	err     error
-
 	mu      sync.Mutex
 	untrack func()
+}
+
+func newCloseHooks(release func()) *closeHooks {
+	return &closeHooks{release: release, untrack: func() {}}
+}
+
+func (h *closeHooks) setUntrack(u func()) {
+	h.mu.Lock()
+	h.untrack = u
+	h.mu.Unlock()
+}
+
+// run unregisters and releases; only the first call does anything.
+func (h *closeHooks) run() {
+	h.once.Do(func() {
+		h.mu.Lock()
+		u := h.untrack
+		h.mu.Unlock()
+		u()
+		h.release()
+	})
+}
+
+// trackedStream is a transport registered with its backend: Close closes
+// the stream, then runs its hooks. Closing it twice returns the first
+// result.
+type trackedStream struct {
+	io.ReadWriteCloser
+	hooks *closeHooks
+	once  sync.Once
+	err   error
 }
 
 func (t *trackedStream) Close() error {
 	t.once.Do(func() {
 		t.err = t.ReadWriteCloser.Close()
-		t.mu.Lock()
-		untrack := t.untrack
-		t.mu.Unlock()
-		untrack()
-		t.release()
+		t.hooks.run()
 	})
 	return t.err
 }
