@@ -415,6 +415,7 @@ func TestACPNoLeaks(t *testing.T) {
 		pid := pidOf(t, e, sse, "leak", session, 3)
 		pending := make(chan response, 1)
 		go func() { pending <- e.rpc("leak", "", promptMsg(4, session, "silent")) }()
+		waitPending(t, e.h.Proxy().Get("leak"), 1)
 		e.rpc("leak", "", `{"jsonrpc":"2.0","id":5,"method":"_probe","params":{}}`)
 		sse.until(t, `"_probe"`, 10*time.Second)
 		e.h.Close()
@@ -456,5 +457,24 @@ func TestACPKeepAlive(t *testing.T) {
 		case <-deadline:
 			t.Fatal("no keepalive")
 		}
+	}
+}
+
+// waitPending waits until in has n requests waiting for their answer (the
+// request goroutine reached the agent), so Close is sure to find them.
+func waitPending(t *testing.T, in *Instance, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		in.mu.Lock()
+		got := len(in.pending)
+		in.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d pending requests, want %d", got, n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
