@@ -3,8 +3,6 @@ package agentbe
 import (
 	"context"
 	"io/fs"
-	"slices"
-	"strings"
 )
 
 // ReadDirEntries lists directory p as sorted fs.DirEntry values whose types
@@ -26,7 +24,6 @@ func (l *Local) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, er
 		done(err)
 		return nil, err
 	}
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	done(nil)
 	return entries, nil
 }

@@ -5,9 +5,14 @@ package agentbe
 import (
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 )
 
-// readDirIn lists the open directory f; see direntries_linux.go.
+// readDirIn lists the open directory f sorted by name; see
+// direntries_linux.go.
 func readDirIn(f *os.File, _ *os.Root, _ string) ([]fs.DirEntry, error) {
-	return f.ReadDir(-1)
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
 }

@@ -31,6 +31,29 @@ type jail struct {
 	hostReal string // symlink-free host path of the directory
 	untrack  func()
 	closed   bool
+
+	// dir is the same directory as root, opened from it, for openBeneath
+	// (os.Root does not expose its descriptor); opened on first use.
+	dir        *os.File
+	untrackDir func()
+	dirFailed  bool
+}
+
+// dirFile returns the jail's directory as an open file, or nil when it is
+// not open and cannot be (the caller then uses root alone).
+func (j *jail) dirFile() *os.File {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.dir != nil || j.dirFailed || j.root == nil {
+		return j.dir
+	}
+	d, err := j.root.Open(".")
+	if err != nil {
+		j.dirFailed = true
+		return nil
+	}
+	j.dir, j.untrackDir = d, j.life.track(d)
+	return d
 }
 
 // openRootJail opens the workspace root itself.
@@ -177,6 +200,11 @@ func (j *jail) close() {
 		j.untrack()
 		j.root = nil
 	}
+	if j.dir != nil {
+		_ = j.dir.Close()
+		j.untrackDir()
+		j.dir = nil
+	}
 }
 
 func evalDir(dir string) (string, error) {
@@ -236,6 +264,9 @@ type atomicFile struct {
 	target string
 	mode   fs.FileMode
 	keep   bool // chmod the result to mode (the replaced file's bits)
+	// replaced holds the file being replaced, if any, so that freeing it
+	// happens in releaseLater rather than inside the rename.
+	replaced *os.File
 
 	// Set by Local.Create: wrap turns errors into *Error values, done logs
 	// the outcome, untrack ends the destroy-time registration.
@@ -258,6 +289,7 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 	}
 	target := rel
 	mode, keep := fs.FileMode(0o644), false
+	var pinned *os.File
 	if fi, err := r.Lstat(rel); err == nil {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			real, err := wspath.RealPath(r, host, rel)
@@ -272,6 +304,7 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 		}
 		if fi != nil && fi.Mode().IsRegular() {
 			mode, keep = fi.Mode().Perm(), true
+			pinned = pin(r, target)
 		} else if fi != nil && fi.IsDir() {
 			return nil, &fs.PathError{Op: "write", Path: rel, Err: syscall.EISDIR}
 		}
@@ -293,9 +326,25 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 		}
 	}
 	if err != nil {
+		if pinned != nil {
+			pinned.Close()
+		}
 		return nil, err
 	}
-	return &atomicFile{ctx: ctx, root: r, f: f, tmp: tmp, target: target, mode: mode, keep: keep}, nil
+	return &atomicFile{ctx: ctx, root: r, f: f, tmp: tmp, target: target, mode: mode, keep: keep, replaced: pinned}, nil
+}
+
+// pin opens rel only to hold its file (nil when it cannot), so that
+// the file replaced by a rename is freed when the holder is closed.
+func pin(r *os.Root, rel string) *os.File {
+	if openPin == 0 {
+		return nil
+	}
+	f, err := r.OpenFile(rel, openPin|openNoWait, 0)
+	if err != nil {
+		return nil
+	}
+	return f
 }
 
 func (a *atomicFile) Write(p []byte) (int, error) {
@@ -353,6 +402,7 @@ func (a *atomicFile) Close() error {
 	if err != nil {
 		_ = a.root.Remove(a.tmp)
 	}
+	a.release()
 	if a.wrap != nil {
 		err = a.wrap(err)
 	}
@@ -374,6 +424,15 @@ func (a *atomicFile) abort() {
 		}
 		_ = a.f.Close()
 		_ = a.root.Remove(a.tmp)
+		a.release()
+	}
+}
+
+// release lets go of the replaced file, off this goroutine's path.
+func (a *atomicFile) release() {
+	if a.replaced != nil {
+		releaseLater(a.replaced)
+		a.replaced = nil
 	}
 }
 

@@ -114,12 +114,12 @@ func (l *Local) MaxReadBytes() int64 { return effectiveReadLimit(l.cfg.MaxReadBy
 // limit.
 func (l *Local) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 	done := l.log.begin("open", p)
-	f, _, err := l.open(ctx, "open", p)
+	f, fi, err := l.open(ctx, "open", p)
 	done(err)
 	if err != nil {
 		return nil, err
 	}
-	return l.trackReader(f, p), nil
+	return l.trackReader(f, fi, p), nil
 }
 
 func (l *Local) open(ctx context.Context, op, p string) (*os.File, fs.FileInfo, error) {
@@ -135,12 +135,15 @@ func (l *Local) openIn(ctx context.Context, op, p string) (*os.File, fs.FileInfo
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
-	f, err := follow(r, host, rel, func(try string) (*os.File, error) {
-		rel = try
-		return r.OpenFile(try, os.O_RDONLY|openNoWait, 0)
-	})
-	if err != nil {
-		return nil, nil, nil, "", l.fail(op, p, err)
+	f, ok := openBeneath(l.jail.dirFile(), r.Name()+"/"+rel, rel, os.O_RDONLY|openNoWait)
+	if !ok {
+		f, err = follow(r, host, rel, func(try string) (*os.File, error) {
+			rel = try
+			return r.OpenFile(try, os.O_RDONLY|openNoWait, 0)
+		})
+		if err != nil {
+			return nil, nil, nil, "", l.fail(op, p, err)
+		}
 	}
 	fi, err := f.Stat()
 	if err == nil {

@@ -13,14 +13,15 @@ import (
 // It keeps *os.File's io.Copy fast path (WriteTo), ReadAt, Seek and Stat.
 type localReader struct {
 	f         *os.File
+	fi        fs.FileInfo // fstat at open time
 	l         *Local
 	p         string
 	untrack   func()
 	destroyed atomic.Bool
 }
 
-func (l *Local) trackReader(f *os.File, p string) *localReader {
-	r := &localReader{f: f, l: l, p: p}
+func (l *Local) trackReader(f *os.File, fi fs.FileInfo, p string) *localReader {
+	r := &localReader{f: f, fi: fi, l: l, p: p}
 	r.untrack = l.life.track(readerCloser{r})
 	return r
 }
@@ -66,6 +67,11 @@ func (r *localReader) Stat() (fs.FileInfo, error) {
 	fi, err := r.f.Stat()
 	return fi, r.wrap(err)
 }
+
+// OpenInfo is what fstat said of the file when it was opened (Open checks
+// it is a regular file or a directory), for callers that size a buffer
+// and need no fresher answer than Stat's.
+func (r *localReader) OpenInfo() fs.FileInfo { return r.fi }
 
 // Close closes the file and untracks it.
 func (r *localReader) Close() error {

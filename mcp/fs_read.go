@@ -99,19 +99,30 @@ func (t *fsTools) directPath(p string) (string, bool) {
 }
 
 // statSize is the size of r when r can say it is a regular file (an
-// *os.File), else -1; ok is false when r says it is neither a regular file
+// *os.File, or a reader with OpenInfo, which spares an fstat), else -1; ok is false when r says it is neither a regular file
 // nor a directory (a FIFO, a device, a socket), which a read could block on
 // or never finish.
 func statSize(r io.Reader) (size int64, ok bool) {
+	if oi, isOpen := r.(interface{ OpenInfo() fs.FileInfo }); isOpen {
+		if fi := oi.OpenInfo(); fi != nil {
+			return sizeOf(fi)
+		}
+	}
 	if st, isFile := r.(interface{ Stat() (fs.FileInfo, error) }); isFile {
 		if fi, err := st.Stat(); err == nil {
-			switch m := fi.Mode(); {
-			case m.IsRegular():
-				return fi.Size(), true
-			case !m.IsDir():
-				return -1, false
-			}
+			return sizeOf(fi)
 		}
+	}
+	return -1, true
+}
+
+// sizeOf is statSize's answer for what fstat said.
+func sizeOf(fi fs.FileInfo) (size int64, ok bool) {
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		return fi.Size(), true
+	case !m.IsDir():
+		return -1, false
 	}
 	return -1, true
 }

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -113,6 +114,12 @@ func BenchmarkLocalTools(b *testing.B) {
 		os.WriteFile(filepath.Join(root, "d", "sub", string(rune('a'+i%26))+".go"), []byte("x"), 0o644)
 	}
 	os.WriteFile(filepath.Join(root, "r.txt"), []byte(strings.Repeat("0123456789abcde\n", 64)), 0o644)
+	// The shared harness's fixtures: a read and a list two levels down.
+	os.MkdirAll(filepath.Join(root, "bench", "list100"), 0o755)
+	os.WriteFile(filepath.Join(root, "bench", "read1k.txt"), []byte(strings.Repeat("0123456789abcde\n", 64)), 0o644)
+	for i := 0; i < 100; i++ {
+		os.WriteFile(filepath.Join(root, "bench", "list100", fmt.Sprintf("f%03d.txt", i)), []byte("x\n"), 0o644)
+	}
 	local, err := agentbe.NewLocal(agentbe.LocalConfig{RootDir: root, Isolation: agentbe.IsolationNone})
 	if err != nil {
 		b.Fatal(err)
@@ -125,6 +132,8 @@ func BenchmarkLocalTools(b *testing.B) {
 	for _, c := range []struct{ name, tool, args string }{
 		{"ReadTextFile1K", "read_text_file", `{"path":"r.txt"}`},
 		{"ListDirectory", "list_directory", `{"path":"d"}`},
+		{"HarnessRead1K", "read_text_file", `{"path":"bench/read1k.txt"}`},
+		{"HarnessList100", "list_directory", `{"path":"bench/list100"}`},
 		{"SearchFiles", "search_files", `{"path":".","pattern":"**/*.go"}`},
 		{"DirectoryTree", "directory_tree", `{"path":"."}`},
 	} {

@@ -6,6 +6,8 @@
 //	                                                     agentbe.NewMCPServer(NewLocal(DIR)) per request
 //	mcpbench -root DIR -stdio                            the same tools over stdio
 //	mcpbench -root DIR ... -memory                       the same over a Memory copy of bench/read1k.txt
+//	mcpbench -root DIR -stdio -noop                      stdio ceiling: a precomputed response per
+//	                                                     line, the id spliced in by a byte scan
 //	mcpbench -root DIR -addr ... -bare                   bare net/http: every POST gets the bytes
 //	                                                     of a real read_text_file bench/read1k.txt response
 package main
@@ -41,6 +43,7 @@ func main() {
 	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this address (profiling only)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the stdio run to this file")
 	inproc := flag.Int("inproc", 0, "time this many in-process read_text_file dispatches and exit")
+	noop := flag.Bool("noop", false, "stdio ceiling: answer every request with bytes computed once at start, no JSON decoding")
 	memory := flag.Bool("memory", false, "serve a Memory backend holding a copy of bench/read1k.txt (no file system calls per request)")
 	flag.Parse()
 	if *root == "" {
@@ -68,6 +71,10 @@ func main() {
 			}
 			pprof.StartCPUProfile(f)
 			defer pprof.StopCPUProfile()
+		}
+		if *noop {
+			noopStdio(agentbe.NewMCPServer(b))
+			return
 		}
 		if *bare {
 			bareStdio(agentbe.NewMCPServer(b))
@@ -162,6 +169,39 @@ func bareStdio(s *mcp.Server) {
 			}
 			if out != nil {
 				os.Stdout.Write(append(out, '\n'))
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// noopStdio is the stdio ceiling: the read_text_file bench/read1k.txt
+// response is computed once, and every later line gets it back with the
+// request's id spliced in by a byte scan (no JSON decoding, one write per
+// line). Lines before the first tools/call (initialize, notifications)
+// are served by s.
+func noopStdio(s *mcp.Server) {
+	full := s.HandleBytes(context.Background(),
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"bench/read1k.txt"}}}`))
+	i := bytes.Index(full, []byte(`"result":`))
+	if i < 0 {
+		log.Fatalf("mcpbench: no result: %s", full)
+	}
+	head, tail := []byte(`{"jsonrpc":"2.0","id":`), append(append([]byte(","), full[i:]...), '\n')
+	br := bufio.NewReaderSize(os.Stdin, 64<<10)
+	out := make([]byte, 0, 4096)
+	for {
+		line, err := br.ReadSlice('\n')
+		if bytes.Contains(line, []byte(`"tools/call"`)) {
+			id := line[bytes.Index(line, []byte(`"id":`))+5:]
+			id = id[:bytes.IndexAny(id, ",}")]
+			out = append(append(append(out[:0], head...), id...), tail...)
+			os.Stdout.Write(out)
+		} else if len(bytes.TrimSpace(line)) > 0 {
+			if resp := s.HandleBytes(context.Background(), line); resp != nil {
+				os.Stdout.Write(append(resp, '\n'))
 			}
 		}
 		if err != nil {

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Side by side with the machine's ceiling (issue 14): our MCP server against
+# a server that does no work, with the same clients, alternating runs.
+#
+#   bench/mcp-ceiling.sh stdio [ROUNDS]   2,000 sequential read_text_file over stdio:
+#                                         `agent-backend daemon --local-only` vs `mcpbench -stdio -noop`
+#   bench/mcp-ceiling.sh http  [ROUNDS]   read_text_file at c=32, GOMAXPROCS=1 for both:
+#                                         the full daemon (auth + scope headers) vs `mcpbench -bare`
+#   bench/mcp-ceiling.sh tails [ROUNDS]   p50/p99 of read_text_file, list_directory and write_file
+#                                         at c=32 against the full daemon
+#
+# It uses the shared harness (../shared/bench: benchtool, wrk + lib/mcp.lua; run
+# its `./run.sh setup` once) and prints one line per run plus the median ratio.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(dirname "$HERE")"
+HARNESS="${BENCH_HARNESS:-$REPO/../shared/bench}"
+SCRATCH="${BENCH_SCRATCH:-/tmp/agentbe-bench}"
+BT="${BENCH_BIN:-/tmp/bench-bin}/benchtool"
+TOKEN=t0k
+mkdir -p "$SCRATCH"
+export BENCH_SCRATCH="$SCRATCH" RESULTS="$SCRATCH/results.jsonl"
+
+die() { echo "mcp-ceiling: $*" >&2; exit 1; }
+[ -x "$BT" ] || die "no $BT: run $HARNESS/run.sh setup first"
+
+build() {
+  (cd "$REPO" && go build -o "$SCRATCH/agent-backend" ./cmd/agent-backend &&
+    go build -o "$SCRATCH/mcpbench" ./internal/cmd/mcpbench)
+}
+
+# fixtures ROOT: the files the harness reads (it writes its own over them).
+fixtures() {
+  mkdir -p "$1/bench/list100" "$1/bench/write"
+  for i in $(seq 16); do printf 'line %02d of the 1 KiB read fixture, padded to sixty-four bytes.\n' "$i"; done >"$1/bench/read1k.txt"
+  for i in $(seq -f '%03g' 0 99); do echo x >"$1/bench/list100/f$i.txt"; done
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+wait_port() {
+  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$1/health" >/dev/null 2>&1 && return 0; sleep 0.05; done
+  die "nothing answered on port $1"
+}
+
+stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+
+cmd_stdio() {
+  local rounds=${1:-5} root="$SCRATCH/ws-stdio" ours noop ratios=()
+  build; fixtures "$root"
+  for ((i = 1; i <= rounds; i++)); do
+    ours=$("$BT" stdio -n 2000 -path "$root/bench/read1k.txt" -expect "$root/bench/read1k.txt" -dir "$root" \
+      -stderr "$SCRATCH/stdio.log" -- "$SCRATCH/agent-backend" daemon --local-only --rootDir "$root" | jq .ops_per_s)
+    noop=$("$BT" stdio -n 2000 -path "$root/bench/read1k.txt" -expect "$root/bench/read1k.txt" -dir "$root" \
+      -stderr "$SCRATCH/stdio.log" -- "$SCRATCH/mcpbench" -root "$root" -stdio -noop | jq .ops_per_s)
+    ratios+=("$(awk -v a="$ours" -v b="$noop" 'BEGIN {printf "%.3f", a / b}')")
+    printf 'stdio round %d: ours %.0f calls/s  no-op %.0f calls/s  ratio %s\n' "$i" "$ours" "$noop" "${ratios[-1]}"
+  done
+  echo "stdio median ratio ours/no-op: $(printf '%s\n' "${ratios[@]}" | median)"
+}
+
+# wrk_run PORT ROOT SCENARIO: one 5 s run at c=32, prints the harness's JSON summary.
+wrk_run() {
+  "$HARNESS/run.sh" mcp-http --url "http://127.0.0.1:$1" --token "$TOKEN" --root "$2" \
+    --scenarios "$3" --conc 32 --runs 1 --duration "${DURATION:-5}" >/dev/null 2>>"$SCRATCH/harness.log"
+  grep "\"scenario\":\"$3\"" "$RESULTS" | grep '"run":"median"' | tail -1
+}
+
+start_daemon() { # start_daemon PORT ROOT: the full daemon as it ships (auth, software isolation)
+  GOMAXPROCS=1 "$SCRATCH/agent-backend" daemon --rootDir "$2" --host 127.0.0.1 --port "$1" \
+    --auth-token "$TOKEN" --isolation software --ssh-host-key "$SCRATCH/hostkey" >"$SCRATCH/daemon.log" 2>&1 &
+  echo $!
+}
+
+cmd_http() {
+  local rounds=${1:-3} root="$SCRATCH/ws-http" ours noop ratios=()
+  build; fixtures "$root"
+  DAEMON=$(start_daemon 3931 "$root")
+  GOMAXPROCS=1 "$SCRATCH/mcpbench" -root "$root" -addr 127.0.0.1:3932 -bare >"$SCRATCH/bare.log" 2>&1 &
+  BARE=$!
+  trap 'stop $DAEMON; stop $BARE' EXIT
+  wait_port 3931; wait_port 3932
+  for ((i = 1; i <= rounds; i++)); do
+    ours=$(wrk_run 3931 "$root" read_text_file | jq .ok_rps)
+    noop=$(wrk_run 3932 "$root" read_text_file | jq .ok_rps)
+    ratios+=("$(awk -v a="$ours" -v b="$noop" 'BEGIN {printf "%.3f", a / b}')")
+    printf 'http round %d: daemon %.0f req/s  bare %.0f req/s  ratio %s\n' "$i" "$ours" "$noop" "${ratios[-1]}"
+  done
+  echo "http median ratio daemon/bare: $(printf '%s\n' "${ratios[@]}" | median)"
+}
+
+cmd_tails() {
+  local rounds=${1:-3} root="$SCRATCH/ws-tails" s j
+  build; fixtures "$root"
+  DAEMON=$(start_daemon 3933 "$root")
+  trap 'stop $DAEMON' EXIT
+  wait_port 3933
+  for ((i = 1; i <= rounds; i++)); do
+    for s in read_text_file list_directory write_file; do
+      j=$(wrk_run 3933 "$root" "$s")
+      jq -r --arg s "$s" --argjson i "$i" '"tails round \($i) \($s): \(.ok_rps|floor) req/s  p50 \(.p50_ms) ms  p99 \(.p99_ms) ms  errors \(.errors_total)"' <<<"$j"
+    done
+  done
+}
+
+case "${1:-}" in
+  stdio) shift; cmd_stdio "$@" ;;
+  http) shift; cmd_http "$@" ;;
+  tails) shift; cmd_tails "$@" ;;
+  *) sed -n '2,12p' "$0"; exit 2 ;;
+esac
