@@ -267,6 +267,7 @@ type atomicFile struct {
 	// replaced holds the file being replaced, if any, so that freeing it
 	// happens in releaseLater rather than inside the rename.
 	replaced *os.File
+	ownRoot  bool // root was opened for this file (the target's parent)
 
 	// Set by Local.Create: wrap turns errors into *Error values, done logs
 	// the outcome, untrack ends the destroy-time registration.
@@ -286,6 +287,9 @@ type atomicFile struct {
 func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFile, error) {
 	if rel == "." {
 		return nil, &fs.PathError{Op: "write", Path: ".", Err: syscall.EISDIR}
+	}
+	if a := createInParent(ctx, r, rel); a != nil {
+		return a, nil
 	}
 	target := rel
 	mode, keep := fs.FileMode(0o644), false
@@ -332,6 +336,53 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 		return nil, err
 	}
 	return &atomicFile{ctx: ctx, root: r, f: f, tmp: tmp, target: target, mode: mode, keep: keep, replaced: pinned}, nil
+}
+
+// createInParent is createAtomic's common case, done inside the parent
+// directory opened once as a root of its own: every os.Root operation on a
+// path walks it (an openat and a close per directory on the way), and an
+// atomic replacement makes four of them. It returns nil, having changed
+// nothing, when the case is not the common one (a missing parent, a final
+// link, anything but a regular file or nothing at all), and createAtomic
+// then does the general work.
+func createInParent(ctx context.Context, r *os.Root, rel string) *atomicFile {
+	dir, base := path.Split(rel)
+	if dir == "" {
+		return nil
+	}
+	pr, err := r.OpenRoot(strings.TrimSuffix(dir, "/"))
+	if err != nil {
+		return nil
+	}
+	mode, keep := fs.FileMode(0o644), false
+	var pinned *os.File
+	if fi, err := pr.Lstat(base); err == nil {
+		if !fi.Mode().IsRegular() {
+			pr.Close()
+			return nil
+		}
+		mode, keep = fi.Mode().Perm(), true
+		pinned = pin(pr, base)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		pr.Close()
+		return nil
+	}
+	for try := 0; try < 3; try++ {
+		tmp := tempName(base)
+		f, err := pr.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoWait, mode)
+		if err == nil {
+			return &atomicFile{ctx: ctx, root: pr, ownRoot: true, f: f, tmp: tmp, target: base,
+				mode: mode, keep: keep, replaced: pinned}
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if pinned != nil {
+		pinned.Close()
+	}
+	pr.Close()
+	return nil
 }
 
 // pin opens rel only to hold its file (nil when it cannot), so that
@@ -428,11 +479,15 @@ func (a *atomicFile) abort() {
 	}
 }
 
-// release lets go of the replaced file, off this goroutine's path.
+// release lets go of the replaced file, off this goroutine's path, and of
+// a root opened for this file.
 func (a *atomicFile) release() {
 	if a.replaced != nil {
 		releaseLater(a.replaced)
 		a.replaced = nil
+	}
+	if a.ownRoot {
+		_ = a.root.Close()
 	}
 }
 

@@ -116,6 +116,7 @@ func BenchmarkLocalTools(b *testing.B) {
 	os.WriteFile(filepath.Join(root, "r.txt"), []byte(strings.Repeat("0123456789abcde\n", 64)), 0o644)
 	// The shared harness's fixtures: a read and a list two levels down.
 	os.MkdirAll(filepath.Join(root, "bench", "list100"), 0o755)
+	os.MkdirAll(filepath.Join(root, "bench", "write"), 0o755)
 	os.WriteFile(filepath.Join(root, "bench", "read1k.txt"), []byte(strings.Repeat("0123456789abcde\n", 64)), 0o644)
 	for i := 0; i < 100; i++ {
 		os.WriteFile(filepath.Join(root, "bench", "list100", fmt.Sprintf("f%03d.txt", i)), []byte("x\n"), 0o644)
@@ -134,6 +135,7 @@ func BenchmarkLocalTools(b *testing.B) {
 		{"ListDirectory", "list_directory", `{"path":"d"}`},
 		{"HarnessRead1K", "read_text_file", `{"path":"bench/read1k.txt"}`},
 		{"HarnessList100", "list_directory", `{"path":"bench/list100"}`},
+		{"HarnessWrite4K", "write_file", `{"path":"bench/write/w00.txt","content":"` + strings.Repeat("0123456789abcde\\n", 256) + `"}`},
 		{"SearchFiles", "search_files", `{"path":".","pattern":"**/*.go"}`},
 		{"DirectoryTree", "directory_tree", `{"path":"."}`},
 	} {
