@@ -112,6 +112,10 @@ func (s *session) dispatchData(typ byte, id uint32, d *decoder, buf *[]byte) err
 	}
 	if !s.goConcurrent() || (sp.write && h.append) || !s.claim(sp) {
 		s.barrier()
+		if typ == fxpRead && h.regular && s.spl != nil && s.spliceRead(id, h, off, int(n)) {
+			putBuf(buf)
+			return nil
+		}
 		start := time.Now()
 		reply := work()
 		s.noteDuration(time.Since(start))
@@ -170,11 +174,15 @@ func (s *session) release(sp span) {
 // Adaptive concurrency. A READ or WRITE served from the page cache takes
 // tens of microseconds, less than handing it to another goroutine (and
 // thread) costs, so a session serves data requests inline while they are
-// fast. Once one takes longer than slowOp (the file system is blocking on
-// a device), the next concurrentBurst data requests go to up to Workers
-// goroutines, so their waits overlap; every slow request renews the burst.
+// fast. Once slowRun of them in a row take longer than slowOp (the file
+// system is blocking on a device), the next concurrentBurst data requests
+// go to up to Workers goroutines, so their waits overlap; every slow
+// request renews the burst. One slow request is not enough: on a busy
+// machine a page-cache copy preempted by another process takes a
+// millisecond too, and a burst would then forgo splicing for nothing.
 const (
 	slowOp          = time.Millisecond
+	slowRun         = 3
 	concurrentBurst = 256
 )
 
@@ -199,7 +207,14 @@ func (s *session) goConcurrent() bool {
 }
 
 func (s *session) noteDuration(d time.Duration) {
-	if d >= slowOp && !s.serial {
+	if s.serial {
+		return
+	}
+	if d < slowOp {
+		s.slow.Store(0)
+		return
+	}
+	if s.slow.Add(1) >= slowRun || s.burst.Load() > 0 {
 		s.burst.Store(concurrentBurst)
 	}
 }

@@ -12,11 +12,12 @@ var errTooManyHandles = errors.New("too many open handles")
 
 // handle is an open file or directory of one session.
 type handle struct {
-	f      *os.File
-	dir    bool
-	append bool   // writes go to the end, in request order
-	name   string // the path as the client gave it, for messages
-	rel    string // resolved path relative to the root, at open time
+	f       *os.File
+	dir     bool
+	regular bool   // a regular file: READ may splice from it
+	append  bool   // writes go to the end, in request order
+	name    string // the path as the client gave it, for messages
+	rel     string // resolved path relative to the root, at open time
 }
 
 // handleTable maps handle strings to open files. Handle strings are never

@@ -66,12 +66,14 @@ func (s *session) open(id uint32, d *decoder) *[]byte {
 	}
 	// O_NONBLOCK keeps a FIFO from stalling the session at open; regular
 	// files ignore it, and it is cleared again for everything else.
+	regular := false
 	if fi, err := f.Stat(); err == nil && fi.Mode()&fs.ModeNamedPipe == 0 {
+		regular = fi.Mode().IsRegular()
 		if rc, err := f.SyscallConn(); err == nil {
 			rc.Control(func(fd uintptr) { syscall.SetNonblock(int(fd), false) })
 		}
 	}
-	return s.handleReply(id, "open", &handle{f: f, append: pflags&flagAppend != 0, name: name, rel: rel})
+	return s.handleReply(id, "open", &handle{f: f, regular: regular, append: pflags&flagAppend != 0, name: name, rel: rel})
 }
 
 // handleReply registers h and answers with its handle; when the session

@@ -45,6 +45,20 @@ const (
 	readdirBatch      = 100
 )
 
+// Stream joins a reader and a writer, such as a process's standard input
+// and output, into the stream Serve takes. Unlike an ad hoc struct it lets
+// Serve see w itself: when w is a pipe or socket file (an *os.File or
+// net.Conn), READ replies go from the file to w with splice(2) on Linux,
+// without copying the data through user space, and w's buffer is grown.
+func Stream(r io.Reader, w io.Writer) io.ReadWriter { return stream{r, w} }
+
+type stream struct {
+	io.Reader
+	w io.Writer
+}
+
+func (s stream) Write(p []byte) (int, error) { return s.w.Write(p) }
+
 // Serve speaks SFTP version 3 on rw until the client ends the session or
 // sends a malformed packet, confined to root: every path is resolved with
 // package wspath and every file access goes through root, so no request
@@ -52,6 +66,9 @@ const (
 // stream at a packet boundary, ErrBadPacket (wrapped) for a malformed or
 // oversized packet, or the I/O error that ended the session. All handles
 // are closed before Serve returns.
+//
+// When rw is a pipe or socket file, or a Stream whose writer is one, Serve
+// splices READ data to it and grows its send buffer (see Stream).
 func Serve(rw io.ReadWriter, root *os.Root, opts *ServerOptions) error {
 	var o ServerOptions
 	if opts != nil {
@@ -80,6 +97,13 @@ func Serve(rw io.ReadWriter, root *os.Root, opts *ServerOptions) error {
 
 		alwaysConcurrent: o.alwaysConcurrent,
 	}
+	out := io.Writer(rw)
+	if st, ok := rw.(stream); ok {
+		out = st.w
+	}
+	if s.spl = newSplicer(out); s.spl != nil {
+		defer s.spl.close()
+	}
 	return s.run(rw)
 }
 
@@ -94,13 +118,15 @@ type session struct {
 	serial   bool          // Workers == 1: no concurrent requests
 	lastDone chan struct{} // closed once the latest concurrent reply is written
 	burst    atomic.Int64  // data requests still to run concurrently
+	slow     atomic.Int32  // data requests in a row that took slowOp or more
 
 	alwaysConcurrent bool
 	inflight         sync.WaitGroup
 	mu               sync.Mutex
 	pending          []span // data requests in flight
 
-	w *replyWriter
+	w   *replyWriter
+	spl *splicer // nil: READ data is copied
 }
 
 // span is the byte range a concurrent READ or WRITE touches.

@@ -46,11 +46,7 @@ func runSFTPServer(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		return 1
 	}
 	defer root.Close()
-	rw := struct {
-		io.Reader
-		io.Writer
-	}{stdin, stdout}
-	if err := sftpjail.Serve(rw, root, &sftpjail.ServerOptions{RootPath: abs}); err != nil {
+	if err := sftpjail.Serve(sftpjail.Stream(stdin, stdout), root, &sftpjail.ServerOptions{RootPath: abs}); err != nil {
 		fmt.Fprintf(stderr, "agent-backend sftp-server: %v\n", err)
 		return 1
 	}
