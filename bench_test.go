@@ -326,6 +326,16 @@ func BenchmarkPaired(b *testing.B) {
 			}
 		}
 	}
+	// The TypeScript reference's bwrap argv (as in BenchmarkSpawnFloor
+	// "bwrap-ref-bash"), on a workspace of its own.
+	bareBwrap := func(b *testing.B) func() {
+		argv := append(append([]string{"bwrap"}, bwrapRefArgs(b.TempDir())...), "bash", "-c", "true")
+		return func() {
+			if err := exec.Command(argv[0], argv[1:]...).Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	pairs := []pair{
 		{"Read1K", localRead(ct1K), osRead(ct1K)},
 		{"Read1M", localRead(ct1M), osRead(ct1M)},
@@ -335,9 +345,13 @@ func BenchmarkPaired(b *testing.B) {
 		{"Write1M-vs-atomic", localWrite(ct1M), osAtomicWrite(ct1M)},
 		{"ExecTrue-none", localExec(IsolationNone), bareExec},
 		{"ExecTrue-software", localExec(IsolationSoftware), bareExec},
+		{"ExecTrue-bwrap", localExec(IsolationBwrap), bareBwrap},
 	}
 	for _, p := range pairs {
 		b.Run(p.name, func(b *testing.B) {
+			if p.name == "ExecTrue-bwrap" {
+				requireBwrap(b)
+			}
 			ours, base := p.ours(b), p.baseline(b)
 			ours()
 			base()

@@ -242,12 +242,12 @@ func (b bwrapSandbox) prepare(s sandboxSpec) (*launch, error) {
 	}
 	l := b.layout.withEtc()
 	setup := bwrapSetup(l, s, bwrapEnv(s))
-	args, err := pipeWith([]byte(strings.Join(setup, "\x00") + "\x00"))
+	args, err := feedPipe([]byte(strings.Join(setup, "\x00") + "\x00"))
 	if err != nil {
 		ws.Close()
 		return nil, err
 	}
-	filter, err := pipeWith(b.seccomp)
+	filter, err := feedPipe(b.seccomp)
 	if err != nil {
 		ws.Close()
 		args.Close()

@@ -30,14 +30,19 @@ func BenchmarkExecTrue(b *testing.B) {
 	}
 }
 
-// BenchmarkSpawnFloor spawns bare processes with os/exec: the floor an Exec
-// is compared with (ANCHORS.md, exec-floor rows).
-func BenchmarkSpawnFloor(b *testing.B) {
-	root := b.TempDir()
-	ref := []string{"--ro-bind", "/usr", "/usr", "--ro-bind", "/lib", "/lib", "--ro-bind", "/lib64", "/lib64",
+// bwrapRefArgs are the bwrap options the TypeScript reference spawns a
+// command with (workspace root), in its order, ending with "--".
+func bwrapRefArgs(root string) []string {
+	return []string{"--ro-bind", "/usr", "/usr", "--ro-bind", "/lib", "/lib", "--ro-bind", "/lib64", "/lib64",
 		"--ro-bind", "/bin", "/bin", "--ro-bind", "/sbin", "/sbin",
 		"--tmpfs", "/tmp", "--bind", root, "/tmp/agentbe-workspace", "--chdir", "/tmp/agentbe-workspace",
 		"--unshare-all", "--share-net", "--die-with-parent", "--dev", "/dev", "--proc", "/proc", "--"}
+}
+
+// BenchmarkSpawnFloor spawns bare processes with os/exec: the floor an Exec
+// is compared with (ANCHORS.md, exec-floor rows).
+func BenchmarkSpawnFloor(b *testing.B) {
+	ref := bwrapRefArgs(b.TempDir())
 	cases := []struct {
 		name string
 		argv []string

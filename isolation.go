@@ -147,8 +147,9 @@ const cleanEnvPath = sandboxPath
 //	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 //	LANG=C.UTF-8  TERM=dumb  TMPDIR=<mode's temporary directory>
 //
-// then the backend's, the scope's and the call's Env (later ones winning),
-// then HOME and PWD set to the working directory. With inherit
+// then the backend's, the scope's and the call's Env (later ones winning;
+// Local.Exec puts SHELL=<its shell> below them all), then HOME and PWD set
+// to the working directory. With inherit
 // (LocalConfig.InheritEnv) the base is the calling process's environment
 // instead.
 func commandEnv(inherit bool, base, env map[string]string, dir string) []string {

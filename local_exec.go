@@ -43,10 +43,10 @@ func resolveShell(s Shell) (string, error) {
 // compiled once, at construction) unless AllowDangerous is set; in software
 // mode it must also pass checkSoftwarePaths. The environment follows one
 // rule in every mode (commandEnv): a clean base, never this process's
-// variables unless LocalConfig.InheritEnv, then LocalConfig.Env, the scope's
-// and the call's Env; HOME and PWD are the working directory. The working
-// directory is reached through the descriptor of the directory that was
-// validated, never by name again.
+// variables unless LocalConfig.InheritEnv (otherwise SHELL is the backend's
+// shell), then LocalConfig.Env, the scope's and the call's Env; HOME and PWD
+// are the working directory. The working directory is reached through the
+// descriptor of the directory that was validated, never by name again.
 //
 // Cancelling ctx, reaching opts.Timeout or destroying the backend kills the
 // command's whole process group (under bwrap, the whole sandbox; in the
@@ -91,7 +91,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	if err != nil {
 		return nil, "", err
 	}
-	env := mergeMaps(l.cfg.Env, opts.Env)
+	env := mergeMaps(l.shellEnv(), l.cfg.Env, opts.Env)
 	if err := validateEnv(env); err != nil {
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal, Err: err}
 	}
@@ -107,7 +107,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, la.argv[0], la.argv[1:]...)
-	cmd.Env, cmd.Dir, cmd.Stdin, cmd.ExtraFiles = la.env, la.dir, opts.Stdin, la.extra
+	cmd.Env, cmd.Dir, cmd.Stdin, cmd.ExtraFiles = la.env, la.dir, commandStdin(opts.Stdin), la.extra
 	startOwnGroup(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	// Grandchildren may hold the output pipes open after a kill.
@@ -115,24 +115,41 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 
 	stdout := &capBuffer{max: l.outputCap()}
 	stderr := &capBuffer{max: maxStderrKept}
-	if opts.Stdout != nil {
-		cmd.Stdout = opts.Stdout
-	} else {
-		cmd.Stdout = stdout
+	var pipes *outputPipes
+	if opts.Stdout == nil && opts.Stderr == nil {
+		if pipes, err = newOutputPipes(cmd); err != nil {
+			la.release()
+			return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
+				Err: errors.New("cannot start command: " + err.Error())}
+		}
 	}
-	if opts.Stderr != nil {
-		cmd.Stderr = multiWriter{opts.Stderr, stderr}
-	} else {
+	if pipes == nil {
+		// Streaming writers (or no pidfds): os/exec copies in goroutines.
+		cmd.Stdout = stdout
+		if opts.Stdout != nil {
+			cmd.Stdout = opts.Stdout
+		}
 		cmd.Stderr = stderr
+		if opts.Stderr != nil {
+			cmd.Stderr = multiWriter{opts.Stderr, stderr}
+		}
 	}
 	startErr := cmd.Start()
 	la.release()
+	if pipes != nil {
+		pipes.started(startErr)
+	}
 	if startErr != nil {
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
 			Err: errors.New("cannot start command: " + scrubHost(startErr.Error(), host))}
 	}
 	untrack := l.life.track(groupKiller{cmd})
-	runErr := cmd.Wait()
+	var runErr error
+	if pipes != nil {
+		runErr = pipes.wait(cmd, stdout, stderr, cmd.WaitDelay)
+	} else {
+		runErr = cmd.Wait()
+	}
 	untrack()
 	if runErr == nil {
 		if opts.Stdout != nil {
@@ -156,6 +173,19 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	xe := &ExitError{Command: command, ExitCode: ee.ExitCode(), Stdout: stdout.result(), Stderr: stderr.Bytes()}
 	return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
 		Backend: KindLocal, Err: xe}
+}
+
+// shellEnv is the lowest layer of a command's own variables: SHELL, the
+// shell it runs in, unless the environment is inherited (it then has the
+// host's). Backend, scope and call Env may override it. Without SHELL, bash
+// looks its user up at every start to set it (getpwuid: the nscd socket,
+// nsswitch.conf, /etc/passwd), which was about 5% of Exec("true") paired
+// with a raw spawn.
+func (l *Local) shellEnv() map[string]string {
+	if l.cfg.InheritEnv {
+		return nil
+	}
+	return map[string]string{"SHELL": l.shell}
 }
 
 // groupKiller kills a running command's process group when the backend is
