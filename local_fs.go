@@ -88,6 +88,11 @@ func (l *Local) Read(ctx context.Context, p string) ([]byte, error) {
 }
 
 func (l *Local) read(ctx context.Context, p string) ([]byte, error) {
+	if _, _, rel, err := l.at(ctx, "read", p); err == nil {
+		if data, ok := readBeneath(l.jail.dirFile(), rel, effectiveReadLimit(l.cfg.MaxReadBytes)); ok {
+			return data, nil
+		}
+	}
 	f, fi, err := l.open(ctx, "read", p)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -105,4 +106,41 @@ func TestReadDuringDirectorySwap(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
+}
+
+// TestReadBeneath: whole reads of regular files within the limit succeed
+// in the one-call path; directories, FIFOs, links leading out and files
+// over the limit are left to the general path.
+func TestReadBeneath(t *testing.T) {
+	base := t.TempDir()
+	ws, canary := filepath.Join(base, "ws"), filepath.Join(base, "canary")
+	mustOK(t, os.MkdirAll(filepath.Join(ws, "d"), 0o755))
+	mustOK(t, os.MkdirAll(canary, 0o755))
+	mustOK(t, os.WriteFile(filepath.Join(ws, "d", "f"), []byte("inside"), 0o644))
+	mustOK(t, os.WriteFile(filepath.Join(ws, "empty"), nil, 0o644))
+	mustOK(t, os.WriteFile(filepath.Join(ws, "big"), make([]byte, 100), 0o644))
+	mustOK(t, os.WriteFile(filepath.Join(canary, "f"), []byte("canary"), 0o644))
+	mustOK(t, os.Symlink("../canary/f", filepath.Join(ws, "out")))
+	mustOK(t, syscall.Mkfifo(filepath.Join(ws, "fifo"), 0o644))
+	dir, err := os.Open(ws)
+	mustOK(t, err)
+	defer dir.Close()
+	for _, tc := range []struct {
+		rel  string
+		want string
+		ok   bool
+	}{
+		{"d/f", "inside", true},
+		{"empty", "", true},
+		{"big", "", false},
+		{"d", "", false},
+		{"fifo", "", false},
+		{"out", "", false},
+		{"missing", "", false},
+	} {
+		got, ok := readBeneath(dir, tc.rel, 50)
+		if ok != tc.ok || string(got) != tc.want {
+			t.Errorf("%s: %q %v, want %q %v", tc.rel, got, ok, tc.want, tc.ok)
+		}
+	}
 }

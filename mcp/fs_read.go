@@ -67,6 +67,13 @@ func (t *fsTools) readDirect(ctx context.Context, p string) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	if r, ok := t.ws.(wholeReader); ok {
+		b, err := r.Read(ctx, abs)
+		if err != nil {
+			return "", false
+		}
+		return decodeUTF8Owned(b), true
+	}
 	rc, err := t.ws.Open(ctx, abs)
 	if err != nil {
 		return "", false
@@ -81,6 +88,15 @@ func (t *fsTools) readDirect(ctx context.Context, p string) (string, bool) {
 		return "", false
 	}
 	return decodeUTF8Owned(b), true
+}
+
+// wholeReader is a workspace that reads a whole file in one call, within
+// the limit it reports (agentbe's backends: Local does it in fewer system
+// calls than Open, Stat, Read and Close). readDirect uses it only together
+// with ReadLimiter, so the limit is the one the tools apply.
+type wholeReader interface {
+	ReadLimiter
+	Read(ctx context.Context, p string) ([]byte, error)
 }
 
 // directPath is the path a fast path works on: p resolved lexically, for
