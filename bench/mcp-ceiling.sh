@@ -4,8 +4,9 @@
 #
 #   bench/mcp-ceiling.sh stdio [ROUNDS]   2,000 sequential read_text_file over stdio:
 #                                         `agent-backend daemon --local-only` vs `mcpbench -stdio -noop`
-#   bench/mcp-ceiling.sh http  [ROUNDS]   read_text_file at c=32, GOMAXPROCS=1 for both:
-#                                         the full daemon (auth + scope headers) vs `mcpbench -bare`
+#   bench/mcp-ceiling.sh http  [ROUNDS]   read_text_file at c=32 (wrk, bench/read-text-file.lua),
+#                                         GOMAXPROCS=1 for all: the full daemon (auth) vs `mcpbench -bare`
+#                                         and vs `mcpbench -bare -bareread` (the same plus os.ReadFile)
 #   bench/mcp-ceiling.sh tails [ROUNDS]   p50/p99 of read_text_file, list_directory and write_file
 #                                         at c=32 against the full daemon
 #
@@ -62,9 +63,11 @@ cmd_stdio() {
 
 # wrk_run PORT ROOT SCENARIO: one 5 s run at c=32, prints the harness's JSON summary.
 wrk_run() {
+  : >"$RESULTS"
   "$HARNESS/run.sh" mcp-http --url "http://127.0.0.1:$1" --token "$TOKEN" --root "$2" \
     --scenarios "$3" --conc 32 --runs 1 --duration "${DURATION:-5}" >/dev/null 2>>"$SCRATCH/harness.log"
-  grep "\"scenario\":\"$3\"" "$RESULTS" | grep '"run":"median"' | tail -1
+  grep "\"scenario\":\"$3\"" "$RESULTS" | grep '"run":"median"' | tail -1 | grep . ||
+    die "no result for $3 on port $1 (see $SCRATCH/harness.log)"
 }
 
 start_daemon() { # start_daemon PORT ROOT: the full daemon as it ships (auth, software isolation)
@@ -73,32 +76,51 @@ start_daemon() { # start_daemon PORT ROOT: the full daemon as it ships (auth, so
   echo $!
 }
 
+# plain_rps PORT: req/s of a 5 s wrk run with bench/read-text-file.lua (fails
+# on any non-2xx answer or socket error).
+plain_rps() {
+  local out
+  out=$(wrk -t1 -c32 -d"${DURATION:-5}"s -s "$HERE/read-text-file.lua" "http://127.0.0.1:$1/mcp")
+  if grep -qE 'Non-2xx|Socket errors' <<<"$out"; then echo "$out" >&2; die "errors on port $1"; fi
+  awk '/Requests\/sec/ {print $2}' <<<"$out"
+}
+
+# check_body PORT: one request must return the fixture's text.
+check_body() {
+  curl -fs -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' --data @<(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" "$HERE/read-text-file.lua") \
+    "http://127.0.0.1:$1/mcp" | grep -q "$(head -c 20 "$2/bench/read1k.txt")" || die "port $1 did not return the fixture"
+}
+
 cmd_http() {
-  local rounds=${1:-3} root="$SCRATCH/ws-http" ours noop ratios=()
+  local rounds=${1:-3} root="$SCRATCH/ws-http" d b f ratios=() fsratios=() p
   build; fixtures "$root"
   DAEMON=$(start_daemon 3931 "$root")
   GOMAXPROCS=1 "$SCRATCH/mcpbench" -root "$root" -addr 127.0.0.1:3932 -bare >"$SCRATCH/bare.log" 2>&1 &
   BARE=$!
-  trap 'stop $DAEMON; stop $BARE' EXIT
-  wait_port 3931; wait_port 3932
+  GOMAXPROCS=1 "$SCRATCH/mcpbench" -root "$root" -addr 127.0.0.1:3933 -bare -bareread >"$SCRATCH/bareread.log" 2>&1 &
+  BAREREAD=$!
+  trap 'stop $DAEMON; stop $BARE; stop $BAREREAD' EXIT
+  for p in 3931 3932 3933; do wait_port "$p"; check_body "$p" "$root"; done
   for ((i = 1; i <= rounds; i++)); do
-    ours=$(wrk_run 3931 "$root" read_text_file | jq .ok_rps)
-    noop=$(wrk_run 3932 "$root" read_text_file | jq .ok_rps)
-    ratios+=("$(awk -v a="$ours" -v b="$noop" 'BEGIN {printf "%.3f", a / b}')")
-    printf 'http round %d: daemon %.0f req/s  bare %.0f req/s  ratio %s\n' "$i" "$ours" "$noop" "${ratios[-1]}"
+    d=$(plain_rps 3931); b=$(plain_rps 3932); f=$(plain_rps 3933)
+    ratios+=("$(awk -v a="$d" -v b="$b" 'BEGIN {printf "%.3f", a / b}')")
+    fsratios+=("$(awk -v a="$d" -v b="$f" 'BEGIN {printf "%.3f", a / b}')")
+    printf 'http round %d: daemon %.0f req/s  bare %.0f  bare+ReadFile %.0f  daemon/bare %s  daemon/(bare+ReadFile) %s\n' \
+      "$i" "$d" "$b" "$f" "${ratios[-1]}" "${fsratios[-1]}"
   done
-  echo "http median ratio daemon/bare: $(printf '%s\n' "${ratios[@]}" | median)"
+  echo "http median daemon/bare: $(printf '%s\n' "${ratios[@]}" | median)  daemon/(bare+ReadFile): $(printf '%s\n' "${fsratios[@]}" | median)"
 }
 
 cmd_tails() {
   local rounds=${1:-3} root="$SCRATCH/ws-tails" s j
   build; fixtures "$root"
-  DAEMON=$(start_daemon 3933 "$root")
+  DAEMON=$(start_daemon 3934 "$root")
   trap 'stop $DAEMON' EXIT
-  wait_port 3933
+  wait_port 3934
   for ((i = 1; i <= rounds; i++)); do
     for s in read_text_file list_directory write_file; do
-      j=$(wrk_run 3933 "$root" "$s")
+      j=$(wrk_run 3934 "$root" "$s")
       jq -r --arg s "$s" --argjson i "$i" '"tails round \($i) \($s): \(.ok_rps|floor) req/s  p50 \(.p50_ms) ms  p99 \(.p99_ms) ms  errors \(.errors_total)"' <<<"$j"
     done
   done

@@ -102,8 +102,9 @@ type Config struct {
 
 	// Version is reported by /health; "" means agentbe.Version.
 	Version string
-	// Logger receives the access log (one line per request) and warnings;
-	// nil means slog.Default().
+	// Logger receives the access log (one line per request: at Debug for
+	// a status below 400, else at Info) and warnings; nil means
+	// slog.Default().
 	Logger *slog.Logger
 	// ACPAgents extends or overrides the built-in ACP agents
 	// (acp.DefaultRegistry), from --acp-agent id=command flags

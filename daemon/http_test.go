@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -231,7 +232,7 @@ func TestInFlightCap(t *testing.T) {
 
 func TestPanicRecoveryAndAccessLog(t *testing.T) {
 	buf := &syncBuffer{}
-	log := newTestLogger(buf)
+	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := accessLog(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/boom" {
 			panic("boom")
@@ -255,7 +256,8 @@ func TestPanicRecoveryAndAccessLog(t *testing.T) {
 	if strings.Contains(out, "hidden") {
 		t.Error("query string logged")
 	}
-	if !strings.Contains(out, "path=/boom status=500") {
+	if !strings.Contains(out, "level=INFO msg=http method=GET path=/boom status=500") ||
+		!strings.Contains(out, "level=DEBUG msg=http method=GET path=/fine status=200") {
 		t.Errorf("log: %s", out)
 	}
 }

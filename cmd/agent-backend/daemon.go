@@ -122,5 +122,7 @@ func daemonUsage(w io.Writer) {
                               a built-in of the same id)
   --acp-agents-file PATH      ACP agents as a JSON array (id, command, install,
                               check, hostEnv, env)
+  --log-level LEVEL           debug, info (default), warn or error; requests
+                              that succeed are logged at debug
 `)
 }

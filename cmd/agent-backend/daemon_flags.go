@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ type daemonConfig struct {
 	SSHPublicKey      string
 	SSHAuthorizedKeys string
 	ACPAgents         []acp.Agent // --acp-agents-file entries, then --acp-agent ones
+	LogLevel          slog.Level  // --log-level (default info)
 }
 
 // sshUser is one --ssh-users entry.
@@ -51,7 +53,7 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		Isolation: "auto", Shell: "auto", Port: 3001, SSHPort: 22,
 		SSHUsers: []sshUser{{"root", "agents"}},
 	}
-	var port, sshPort, sshUsers, tokenFile, tokenFD, agentsFile, agentFlag string
+	var port, sshPort, sshUsers, tokenFile, tokenFD, agentsFile, agentFlag, logLevel string
 	var agentFlags []string
 	strFlags := map[string]*string{
 		"--rootDir": &cfg.RootDir, "--scopePath": &cfg.ScopePath, "--isolation": &cfg.Isolation,
@@ -59,7 +61,7 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		"--host": &cfg.Host, "--ssh-host-key": &cfg.SSHHostKey,
 		"--ssh-public-key": &cfg.SSHPublicKey, "--ssh-authorized-keys": &cfg.SSHAuthorizedKeys,
 		"--port": &port, "--ssh-port": &sshPort, "--ssh-users": &sshUsers,
-		"--acp-agents-file": &agentsFile, "--acp-agent": &agentFlag,
+		"--acp-agents-file": &agentsFile, "--acp-agent": &agentFlag, "--log-level": &logLevel,
 	}
 	boolFlags := map[string]*bool{
 		"--local-only": &cfg.LocalOnly, "--disable-ssh-ws": &cfg.DisableSSHWS, "--conventional-ssh": &cfg.ConventionalSSH,
@@ -172,6 +174,11 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 			return cfg, fmt.Errorf("--acp-agents-file %s: %w", agentsFile, err)
 		}
 		cfg.ACPAgents = agents
+	}
+	if seen["--log-level"] {
+		if err := cfg.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
+			return cfg, fmt.Errorf("--log-level: invalid level %q (valid: debug, info, warn, error)", logLevel)
+		}
 	}
 	for _, v := range agentFlags {
 		a, err := acp.ParseAgentFlag(v)

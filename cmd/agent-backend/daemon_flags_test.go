@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -58,6 +59,9 @@ func TestParseDaemonFlags(t *testing.T) {
 		{"--rootDir /w --port", def, "--port requires a value"},
 		{"--rootDir /w --port 1023", def, "--port must be"},
 		{"--rootDir /w --port 1024", with(func(c *daemonConfig) { c.Port = 1024 }), ""},
+		{"--rootDir /w --log-level debug", with(func(c *daemonConfig) { c.LogLevel = slog.LevelDebug }), ""},
+		{"--rootDir /w --log-level WARN", with(func(c *daemonConfig) { c.LogLevel = slog.LevelWarn }), ""},
+		{"--rootDir /w --log-level loud", def, `--log-level: invalid level "loud"`},
 		{"--rootDir /w --port 65535", with(func(c *daemonConfig) { c.Port = 65535 }), ""},
 		{"--rootDir /w --ssh-port 1", with(func(c *daemonConfig) { c.SSHPort = 1 }), ""},
 		{"--rootDir /w --ssh-port 65536", def, "--ssh-port must be"},

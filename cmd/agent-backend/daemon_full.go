@@ -19,7 +19,7 @@ func runFullDaemon(ctx context.Context, cfg daemonConfig, stderr io.Writer) int 
 	procs.LeaveOneCore()
 	logw := newBufferedLog(stderr)
 	defer logw.Close()
-	log := slog.New(slog.NewTextHandler(logw, nil))
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	dc := daemon.Config{
 		RootDir:        cfg.RootDir,
 		ScopePath:      cfg.ScopePath,

@@ -10,6 +10,7 @@
 //	                                                     line, the id spliced in by a byte scan
 //	mcpbench -root DIR -addr ... -bare                   bare net/http: every POST gets the bytes
 //	                                                     of a real read_text_file bench/read1k.txt response
+//	mcpbench -root DIR -addr ... -bare -bareread         the same, plus an os.ReadFile of the file per POST
 package main
 
 import (
@@ -40,6 +41,7 @@ func main() {
 	token := flag.String("token", "", "bearer token required on /mcp (empty: none)")
 	stdio := flag.Bool("stdio", false, "serve over stdio instead of HTTP")
 	bare := flag.Bool("bare", false, "bare net/http handler returning a fixed read_text_file response")
+	bareRead := flag.Bool("bareread", false, "with -bare: also os.ReadFile bench/read1k.txt for every request (the file system's share of the ceiling)")
 	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this address (profiling only)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the stdio run to this file")
 	inproc := flag.Int("inproc", 0, "time this many in-process read_text_file dispatches and exit")
@@ -94,8 +96,12 @@ func main() {
 			log.Fatalf("mcpbench: bench/read1k.txt not readable (run the harness once first): %s", body)
 		}
 		clen := strconv.Itoa(len(body))
+		fixture := filepath.Join(*root, "bench", "read1k.txt")
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body)
+			if *bareRead {
+				os.ReadFile(fixture)
+			}
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Content-Length", clen)
 			w.Write(body)
