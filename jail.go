@@ -257,17 +257,14 @@ func tempName(rel string) string {
 // atomicFile writes to a temporary sibling and renames it over the target on
 // Close; until then the target keeps its previous content.
 type atomicFile struct {
-	ctx    context.Context
-	root   *os.Root
-	f      *os.File
-	tmp    string
-	target string
-	mode   fs.FileMode
-	keep   bool // chmod the result to mode (the replaced file's bits)
-	// replaced holds the file being replaced, if any, so that freeing it
-	// happens in releaseLater rather than inside the rename.
-	replaced *os.File
-	ownRoot  bool // root was opened for this file (the target's parent)
+	ctx     context.Context
+	root    *os.Root
+	f       *os.File
+	tmp     string
+	target  string
+	mode    fs.FileMode
+	keep    bool // chmod the result to mode (the replaced file's bits)
+	ownRoot bool // root was opened for this file (the target's parent): closed with it
 
 	// Set by Local.Create: wrap turns errors into *Error values, done logs
 	// the outcome, untrack ends the destroy-time registration.
@@ -293,7 +290,6 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 	}
 	target := rel
 	mode, keep := fs.FileMode(0o644), false
-	var pinned *os.File
 	if fi, err := r.Lstat(rel); err == nil {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			real, err := wspath.RealPath(r, host, rel)
@@ -308,7 +304,6 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 		}
 		if fi != nil && fi.Mode().IsRegular() {
 			mode, keep = fi.Mode().Perm(), true
-			pinned = pin(r, target)
 		} else if fi != nil && fi.IsDir() {
 			return nil, &fs.PathError{Op: "write", Path: rel, Err: syscall.EISDIR}
 		}
@@ -330,12 +325,9 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 		}
 	}
 	if err != nil {
-		if pinned != nil {
-			pinned.Close()
-		}
 		return nil, err
 	}
-	return &atomicFile{ctx: ctx, root: r, f: f, tmp: tmp, target: target, mode: mode, keep: keep, replaced: pinned}, nil
+	return &atomicFile{ctx: ctx, root: r, f: f, tmp: tmp, target: target, mode: mode, keep: keep}, nil
 }
 
 // createInParent is createAtomic's common case, done inside the parent
@@ -355,14 +347,12 @@ func createInParent(ctx context.Context, r *os.Root, rel string) *atomicFile {
 		return nil
 	}
 	mode, keep := fs.FileMode(0o644), false
-	var pinned *os.File
 	if fi, err := pr.Lstat(base); err == nil {
 		if !fi.Mode().IsRegular() {
 			pr.Close()
 			return nil
 		}
 		mode, keep = fi.Mode().Perm(), true
-		pinned = pin(pr, base)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		pr.Close()
 		return nil
@@ -372,30 +362,14 @@ func createInParent(ctx context.Context, r *os.Root, rel string) *atomicFile {
 		f, err := pr.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoWait, mode)
 		if err == nil {
 			return &atomicFile{ctx: ctx, root: pr, ownRoot: true, f: f, tmp: tmp, target: base,
-				mode: mode, keep: keep, replaced: pinned}
+				mode: mode, keep: keep}
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
 	}
-	if pinned != nil {
-		pinned.Close()
-	}
 	pr.Close()
 	return nil
-}
-
-// pin opens rel only to hold its file (nil when it cannot), so that
-// the file replaced by a rename is freed when the holder is closed.
-func pin(r *os.Root, rel string) *os.File {
-	if openPin == 0 {
-		return nil
-	}
-	f, err := r.OpenFile(rel, openPin|openNoWait, 0)
-	if err != nil {
-		return nil
-	}
-	return f
 }
 
 func (a *atomicFile) Write(p []byte) (int, error) {
@@ -479,13 +453,8 @@ func (a *atomicFile) abort() {
 	}
 }
 
-// release lets go of the replaced file, off this goroutine's path, and of
-// a root opened for this file.
+// release closes a root opened for this file.
 func (a *atomicFile) release() {
-	if a.replaced != nil {
-		releaseLater(a.replaced)
-		a.replaced = nil
-	}
 	if a.ownRoot {
 		_ = a.root.Close()
 	}
