@@ -265,6 +265,7 @@ type atomicFile struct {
 	mode    fs.FileMode
 	keep    bool // chmod the result to mode (the replaced file's bits)
 	ownRoot bool // root was opened for this file (the target's parent): closed with it
+	flat    bool // tmp and target are names in root's own directory
 
 	// Set by Local.Create: wrap turns errors into *Error values, done logs
 	// the outcome, untrack ends the destroy-time registration.
@@ -331,44 +332,51 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 }
 
 // createInParent is createAtomic's common case, done inside the parent
-// directory opened once as a root of its own: every os.Root operation on a
-// path walks it (an openat and a close per directory on the way), and an
-// atomic replacement makes four of them. It returns nil, having changed
+// directory opened once as a root of its own (or r itself for a name at
+// the top): every os.Root operation on a path walks it (an openat and a
+// close per directory on the way), and an atomic replacement makes four of
+// them. It returns nil, having changed
 // nothing, when the case is not the common one (a missing parent, a final
 // link, anything but a regular file or nothing at all), and createAtomic
 // then does the general work.
 func createInParent(ctx context.Context, r *os.Root, rel string) *atomicFile {
 	dir, base := path.Split(rel)
-	if dir == "" {
-		return nil
+	pr, own := r, false
+	if dir != "" {
+		var err error
+		if pr, err = r.OpenRoot(strings.TrimSuffix(dir, "/")); err != nil {
+			return nil
+		}
+		own = true
 	}
-	pr, err := r.OpenRoot(strings.TrimSuffix(dir, "/"))
-	if err != nil {
-		return nil
+	closeOwn := func() {
+		if own {
+			pr.Close()
+		}
 	}
 	mode, keep := fs.FileMode(0o644), false
 	if fi, err := pr.Lstat(base); err == nil {
 		if !fi.Mode().IsRegular() {
-			pr.Close()
+			closeOwn()
 			return nil
 		}
 		mode, keep = fi.Mode().Perm(), true
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		pr.Close()
+		closeOwn()
 		return nil
 	}
 	for try := 0; try < 3; try++ {
 		tmp := tempName(base)
 		f, err := pr.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoWait, mode)
 		if err == nil {
-			return &atomicFile{ctx: ctx, root: pr, ownRoot: true, f: f, tmp: tmp, target: base,
+			return &atomicFile{ctx: ctx, root: pr, ownRoot: own, flat: true, f: f, tmp: tmp, target: base,
 				mode: mode, keep: keep}
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
 	}
-	pr.Close()
+	closeOwn()
 	return nil
 }
 
@@ -421,7 +429,7 @@ func (a *atomicFile) Close() error {
 	if err == nil && a.ctx != nil {
 		err = a.ctx.Err()
 	}
-	if err == nil {
+	if err == nil && !(a.flat && a.keep && exchangeInto(a.root, a.tmp, a.target)) {
 		err = a.root.Rename(a.tmp, a.target)
 	}
 	if err != nil {

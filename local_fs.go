@@ -164,7 +164,9 @@ func (l *Local) openIn(ctx context.Context, op, p string) (*os.File, fs.FileInfo
 // Write replaces the file p with data atomically (temporary file + rename),
 // creating parent directories. An existing file keeps its mode bits; writing
 // through a symbolic link inside the workspace replaces the link's target.
-// Durability across a crash is not promised (no fsync).
+// Durability across a crash is not promised (no fsync): a file replaced
+// shortly before an operating-system crash may come back empty (see
+// exchangeInto for why ext4's rename heuristic is not relied on).
 func (l *Local) Write(ctx context.Context, p string, data []byte) error {
 	done := l.log.begin("write", p)
 	err := l.write(ctx, p, data)

@@ -71,7 +71,7 @@ wrk_run() {
 }
 
 start_daemon() { # start_daemon PORT ROOT: the full daemon as it ships (auth, software isolation)
-  GOMAXPROCS=1 "$SCRATCH/agent-backend" daemon --rootDir "$2" --host 127.0.0.1 --port "$1" \
+  GOMAXPROCS=${DAEMON_GOMAXPROCS:-1} "$SCRATCH/agent-backend" daemon --rootDir "$2" --host 127.0.0.1 --port "$1" \
     --auth-token "$TOKEN" --isolation software --ssh-host-key "$SCRATCH/hostkey" >"$SCRATCH/daemon.log" 2>&1 &
   echo $!
 }

@@ -1,0 +1,44 @@
+package agentbe
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestExchangeInto: a file is replaced by the swap (the old content is
+// gone, tmp too); a directory in the target's place is swapped back and
+// left as it was, as a rename would have left it.
+func TestExchangeInto(t *testing.T) {
+	dir := t.TempDir()
+	r, err := os.OpenRoot(dir)
+	mustOK(t, err)
+	defer r.Close()
+	mustOK(t, os.WriteFile(filepath.Join(dir, "target"), []byte("old"), 0o644))
+	mustOK(t, os.WriteFile(filepath.Join(dir, "tmp"), []byte("new"), 0o644))
+	if !exchangeInto(r, "tmp", "target") {
+		t.Fatal("file not exchanged")
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "target")); string(got) != "new" {
+		t.Fatalf("target holds %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "tmp")); !os.IsNotExist(err) {
+		t.Fatalf("tmp left behind: %v", err)
+	}
+
+	mustOK(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
+	mustOK(t, os.WriteFile(filepath.Join(dir, "d", "keep"), nil, 0o644))
+	mustOK(t, os.WriteFile(filepath.Join(dir, "tmp2"), []byte("new"), 0o644))
+	if exchangeInto(r, "tmp2", "d") {
+		t.Fatal("a directory was replaced by a file")
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "d", "keep")); err != nil || fi.IsDir() {
+		t.Fatalf("directory not restored: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "tmp2")); string(got) != "new" {
+		t.Fatalf("tmp2 holds %q", got)
+	}
+	if exchangeInto(r, "tmp2", "missing") {
+		t.Fatal("exchanged with nothing")
+	}
+}
