@@ -286,7 +286,7 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 	if rel == "." {
 		return nil, &fs.PathError{Op: "write", Path: ".", Err: syscall.EISDIR}
 	}
-	if a := createInParent(ctx, r, rel); a != nil {
+	if a := createInParent(ctx, r, rel, true); a != nil {
 		return a, nil
 	}
 	target := rel
@@ -337,9 +337,9 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 // close per directory on the way), and an atomic replacement makes four of
 // them. It returns nil, having changed
 // nothing, when the case is not the common one (a missing parent, a final
-// link, anything but a regular file or nothing at all), and createAtomic
-// then does the general work.
-func createInParent(ctx context.Context, r *os.Root, rel string) *atomicFile {
+// link, anything but a regular file or nothing at all, or nothing at all
+// when create is false), and createAtomic then does the general work.
+func createInParent(ctx context.Context, r *os.Root, rel string, create bool) *atomicFile {
 	dir, base := path.Split(rel)
 	pr, own := r, false
 	if dir != "" {
@@ -361,7 +361,7 @@ func createInParent(ctx context.Context, r *os.Root, rel string) *atomicFile {
 			return nil
 		}
 		mode, keep = fi.Mode().Perm(), true
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	} else if !create || !errors.Is(err, fs.ErrNotExist) {
 		closeOwn()
 		return nil
 	}

@@ -17,6 +17,16 @@ func (t *fsTools) writeFile(ctx context.Context, a *args) (*CallToolResult, erro
 	if err := a.err(); err != nil {
 		return errResult(err)
 	}
+	if abs, ok := t.directPath(p); ok {
+		if w, ok := t.ws.(DirectWriter); ok {
+			if done, err := w.WriteInDir(ctx, abs, []byte(content)); done {
+				if err != nil {
+					return errResult(nodeErr(err, "open", abs, ""))
+				}
+				return textResult("Successfully wrote to " + p)
+			}
+		}
+	}
 	real, err := t.validate(ctx, p)
 	if err != nil {
 		return errResult(err)
@@ -25,6 +35,16 @@ func (t *fsTools) writeFile(ctx context.Context, a *args) (*CallToolResult, erro
 		return errResult(err)
 	}
 	return textResult("Successfully wrote to " + p)
+}
+
+// DirectWriter is an optional Workspace extension for write_file's common
+// case. WriteInDir writes p (an absolute workspace path) only when its
+// directory exists and p is a regular file (or absent, if the workspace
+// can tell no other name matches it); otherwise it reports false having
+// changed nothing, and write_file takes its general path, which checks
+// each case as the official server does. agentbe's Local implements it.
+type DirectWriter interface {
+	WriteInDir(ctx context.Context, p string, data []byte) (done bool, err error)
 }
 
 // write replaces real with content through the workspace's atomic Write,

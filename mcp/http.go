@@ -388,7 +388,7 @@ func decodeHTTPMessages(body []byte) (msgs []*Message, status, code int, msg str
 	if isBatch(body) {
 		var elems []json.RawMessage
 		if json.Unmarshal(body, &elems) != nil {
-			if !json.Valid(body) {
+			if !validJSON(body) {
 				return nil, http.StatusBadRequest, CodeParseError, notJSON
 			}
 			return nil, http.StatusBadRequest, CodeParseError, invalid

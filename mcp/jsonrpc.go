@@ -83,7 +83,7 @@ var (
 // Member names are matched case-sensitively; unknown members are ignored.
 func DecodeMessage(data []byte) (*Message, error) {
 	data = bytes.TrimSpace(data)
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		return nil, ErrParse
 	}
 	if len(data) == 0 || data[0] != '{' {

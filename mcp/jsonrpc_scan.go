@@ -6,7 +6,7 @@ import (
 )
 
 // A small scanner for the top level of JSON-RPC messages. DecodeMessage
-// validates the whole input with json.Valid first (a fast, reflection-free
+// validates the whole input with validJSON first (a fast, reflection-free
 // pass) and then slices out the members it needs; strings are decoded by
 // unquote, and only error objects go through encoding/json.
 // Unlike encoding/json, member names match case-sensitively, as they do in

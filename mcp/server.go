@@ -238,7 +238,7 @@ func paramsObject(m *Message) bool {
 	if len(p) == 0 || p[0] != '{' {
 		return false
 	}
-	return m.validated || json.Valid(p)
+	return m.validated || validJSON(p)
 }
 
 func (s *Server) initialize(m *Message) []byte {

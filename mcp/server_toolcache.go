@@ -98,7 +98,7 @@ func encodeTool(t *Tool) []byte {
 }
 
 func appendSchema(b []byte, raw json.RawMessage) []byte {
-	if len(raw) == 0 || !json.Valid(raw) {
+	if len(raw) == 0 || !validJSON(raw) {
 		return append(b, `{"type":"object"}`...)
 	}
 	var buf bytes.Buffer

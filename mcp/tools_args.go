@@ -44,7 +44,7 @@ func decodeArgs(tool string, raw json.RawMessage) *args {
 		a.issues = append(a.issues, "Invalid input: expected object, received "+jsonKind(trimmed))
 		return a
 	}
-	if !json.Valid(trimmed) {
+	if !validJSON(trimmed) {
 		a.issues = append(a.issues, "Invalid input: expected object, received "+jsonKind(trimmed))
 		return a
 	}

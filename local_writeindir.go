@@ -1,0 +1,43 @@
+package agentbe
+
+import "context"
+
+// WriteInDir writes p as Write does, but only in the common case: p's
+// directory exists and p is a regular file, or does not exist and its name
+// is ASCII. In any other case (a missing directory, a link, a directory or
+// any other entry at p, a non-ASCII name that may match an existing one in
+// another Unicode normal form) it reports false and changes nothing,
+// leaving the case to the caller's own rules. It implements
+// mcp.DirectWriter: write_file must not create directories and words each
+// of those cases as the official server does, through checks that cost
+// three walks of the path; measured at 32 concurrent 4 KiB writes, they
+// were a third of the daemon's CPU.
+func (l *Local) WriteInDir(ctx context.Context, p string, data []byte) (bool, error) {
+	r, _, rel, err := l.at(ctx, "write", p)
+	if err != nil || rel == "." {
+		return false, nil
+	}
+	a := createInParent(ctx, r, rel, isASCII(rel))
+	if a == nil {
+		return false, nil
+	}
+	done := l.log.begin("write", p)
+	if _, err := a.Write(data); err != nil {
+		a.abort()
+		err = l.fail("write", p, err)
+		done(err)
+		return true, err
+	}
+	err = l.fail("write", p, a.Close())
+	done(err)
+	return true, err
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
