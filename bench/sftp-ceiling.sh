@@ -10,7 +10,7 @@
 # of the per-round ratios ours/OpenSSH for get and for put.
 #
 # Environment:
-#   BENCH_SCRATCH  scratch directory (default /tmp/agentbe-bench); removed
+#   BENCH_SCRATCH  scratch directory (default /tmp/agentbe-bench-sftp); removed
 #                  and recreated
 #   ROUNDS         rounds (default 5)
 #   WARMUP         untimed rounds first (default 1): the first transfers
@@ -22,7 +22,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-scratch=${BENCH_SCRATCH:-/tmp/agentbe-bench}
+scratch=${BENCH_SCRATCH:-/tmp/agentbe-bench-sftp}
 rounds=${ROUNDS:-5}
 warmup=${WARMUP:-1}
 size_mib=${SIZE_MIB:-256}
