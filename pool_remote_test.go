@@ -194,3 +194,26 @@ func TestPoolRemoteNoDuplicates(t *testing.T) {
 		t.Errorf("goroutines %d after Close, %d before", n, before)
 	}
 }
+
+// TestRemoteStatusBeforeError: when a file operation fails because the
+// daemon died, the status is no longer connected by the time the error is
+// returned: a Pool routes the next operation by it (this raced with the
+// link's watcher and sent keys back to a dead daemon).
+func TestRemoteStatusBeforeError(t *testing.T) {
+	ctx := context.Background()
+	for round := 0; round < 20; round++ {
+		d := startDaemon(t, "")
+		r := d.remote(t, func(c *agentbe.RemoteConfig) {
+			c.KeepaliveInterval = -1
+			c.Reconnect = agentbe.ReconnectConfig{Disabled: true}
+		})
+		must(t, r.Write(ctx, "f", []byte("x")))
+		d.kill()
+		if _, err := r.Read(ctx, "f"); err == nil {
+			t.Fatal("read from a dead daemon")
+		}
+		if s := r.Status(); s == agentbe.StatusConnected {
+			t.Fatalf("round %d: status %v right after the failure", round, s)
+		}
+	}
+}

@@ -46,6 +46,13 @@ func (r *Remote) fail(op, p string, l *remoteLink, err error) error {
 	if errors.As(err, &e) {
 		return err
 	}
+	if errors.Is(err, sftpjail.ErrConnClosed) {
+		// The SFTP session ended with its link. Record the loss now, so
+		// that the status says so before the caller sees the error (a Pool
+		// deciding where to send the next operation reads it); the link's
+		// watcher may not have noticed yet, and lost is idempotent.
+		r.core.lost(l, err)
+	}
 	select {
 	case <-l.lost:
 		if r.core.alive(op, p) != nil {
