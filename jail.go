@@ -254,8 +254,9 @@ func tempName(rel string) string {
 	return dir + "." + base + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
 }
 
-// atomicFile writes to a temporary sibling and renames it over the target on
-// Close; until then the target keeps its previous content.
+// atomicFile writes to a temporary sibling and renames it over the target
+// (or exchanges the two, see exchangeInto) on Close; until then the target
+// keeps its previous content.
 type atomicFile struct {
 	ctx     context.Context
 	root    *os.Root
@@ -335,10 +336,10 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 // directory opened once as a root of its own (or r itself for a name at
 // the top): every os.Root operation on a path walks it (an openat and a
 // close per directory on the way), and an atomic replacement makes four of
-// them. It returns nil, having changed
-// nothing, when the case is not the common one (a missing parent, a final
-// link, anything but a regular file or nothing at all, or nothing at all
-// when create is false), and createAtomic then does the general work.
+// them. It returns nil, having changed nothing, when the case is not the
+// common one: a missing parent, a final link, anything but a regular file
+// at rel, or nothing at rel when create is false. createAtomic then does
+// the general work.
 func createInParent(ctx context.Context, r *os.Root, rel string, create bool) *atomicFile {
 	dir, base := path.Split(rel)
 	pr, own := r, false
