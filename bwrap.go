@@ -224,7 +224,7 @@ func bindSource(l bwrapLayout) string {
 // env over it, then HOME and PWD set to the working directory.
 func bwrapEnv(s sandboxSpec) []string {
 	dir := sandboxDir(s.WorkRel)
-	return commandEnv(s.Inherit, map[string]string{"TMPDIR": "/tmp"}, s.Env, dir)
+	return commandEnv(s.Inherit, s.Shell, map[string]string{"TMPDIR": "/tmp"}, s.Env, dir)
 }
 
 // bwrapSandbox runs every command in a bubblewrap sandbox.
@@ -242,12 +242,12 @@ func (b bwrapSandbox) prepare(s sandboxSpec) (*launch, error) {
 	}
 	l := b.layout.withEtc()
 	setup := bwrapSetup(l, s, bwrapEnv(s))
-	args, err := feedPipe([]byte(strings.Join(setup, "\x00") + "\x00"))
+	args, err := pipeWith([]byte(strings.Join(setup, "\x00") + "\x00"))
 	if err != nil {
 		ws.Close()
 		return nil, err
 	}
-	filter, err := feedPipe(b.seccomp)
+	filter, err := pipeWith(b.seccomp)
 	if err != nil {
 		ws.Close()
 		args.Close()

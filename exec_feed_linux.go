@@ -6,12 +6,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// feedPipe is pipeWith on a plain pipe: os.Pipe registers both ends with
-// the netpoller (epoll_ctl on creation and close, O_NONBLOCK set and then
-// cleared again when the end is handed to the child), which made the two
-// pipes of a bwrap launch cost about 55 µs of CPU per Exec (pprof); here
-// it is pipe2, write and close.
-func feedPipe(data []byte) (*os.File, error) {
+// pipeWith returns the read end of a pipe that yields data then EOF, for a
+// child to read (bwrap's --args and --seccomp). Data larger than a pipe
+// buffer is written by a goroutine that ends when the reader has read it
+// all or has closed its end (EPIPE).
+//
+// It is a plain pipe: os.Pipe registers both ends with the netpoller
+// (epoll_ctl on creation and close, O_NONBLOCK set and then cleared again
+// when the end is handed to the child), which made the two pipes of a
+// bwrap launch cost about 55 µs of CPU per Exec (pprof); here it is pipe2,
+// write and close.
+func pipeWith(data []byte) (*os.File, error) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		return nil, err

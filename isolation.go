@@ -112,30 +112,6 @@ func (l *launch) release() {
 // of a single page), so the write never blocks.
 const pipeFeedMax = 4096
 
-// pipeWith returns the read end of a pipe that yields data then EOF. Data
-// larger than a pipe buffer is written by a goroutine that ends when the
-// reader has read it all or has closed its end (EPIPE).
-func pipeWith(data []byte) (*os.File, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	if len(data) <= pipeFeedMax {
-		_, err = w.Write(data)
-		w.Close()
-		if err != nil {
-			r.Close()
-			return nil, err
-		}
-		return r, nil
-	}
-	go func() {
-		_, _ = w.Write(data)
-		w.Close()
-	}()
-	return r, nil
-}
-
 // cleanEnvPath is the PATH of every command unless an env sets one.
 const cleanEnvPath = sandboxPath
 
@@ -145,15 +121,16 @@ const cleanEnvPath = sandboxPath
 // such as an auth token, reaches it):
 //
 //	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-//	LANG=C.UTF-8  TERM=dumb  TMPDIR=<mode's temporary directory>
+//	LANG=C.UTF-8  TERM=dumb  SHELL=<the shell>  TMPDIR=<mode's temporary directory>
 //
-// then the backend's, the scope's and the call's Env (later ones winning;
-// Local.Exec puts SHELL=<its shell> below them all), then HOME and PWD set
-// to the working directory. With inherit
+// then the backend's, the scope's and the call's Env (later ones winning),
+// then HOME and PWD set to the working directory. With inherit
 // (LocalConfig.InheritEnv) the base is the calling process's environment
-// instead.
-func commandEnv(inherit bool, base, env map[string]string, dir string) []string {
-	b := map[string]string{"PATH": cleanEnvPath, "LANG": "C.UTF-8", "TERM": "dumb"}
+// instead. SHELL is in the base because without it bash looks its user up
+// at every start to set it (getpwuid: the nscd socket, nsswitch.conf,
+// /etc/passwd), which was about 5% of Exec("true") paired with a raw spawn.
+func commandEnv(inherit bool, shell string, base, env map[string]string, dir string) []string {
+	b := map[string]string{"PATH": cleanEnvPath, "LANG": "C.UTF-8", "TERM": "dumb", "SHELL": shell}
 	var host []string
 	if inherit {
 		b, host = nil, os.Environ()
@@ -174,7 +151,7 @@ func (p plainSandbox) prepare(s sandboxSpec) (*launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := commandEnv(s.Inherit, map[string]string{"TMPDIR": os.TempDir()}, s.Env, hostDir)
+	env := commandEnv(s.Inherit, s.Shell, map[string]string{"TMPDIR": os.TempDir()}, s.Env, hostDir)
 	return &launch{argv: []string{s.Shell, "-c", s.Command}, env: env,
 		dir: workDirPath(wd, hostDir), keep: []*os.File{wd}}, nil
 }

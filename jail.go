@@ -310,21 +310,12 @@ func createAtomic(ctx context.Context, r *os.Root, host, rel string) (*atomicFil
 			return nil, &fs.PathError{Op: "write", Path: rel, Err: syscall.EISDIR}
 		}
 	}
-	var tmp string
-	var f *os.File
-	var err error
-	for try := 0; try < 3; try++ {
-		tmp = tempName(target)
-		f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoWait, mode)
-		if errors.Is(err, fs.ErrNotExist) {
-			if merr := r.MkdirAll(path.Dir(target), 0o755); merr != nil {
-				return nil, merr
-			}
-			f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoWait, mode)
+	f, tmp, err := openTemp(r, target, mode)
+	if errors.Is(err, fs.ErrNotExist) {
+		if merr := r.MkdirAll(path.Dir(target), 0o755); merr != nil {
+			return nil, merr
 		}
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
+		f, tmp, err = openTemp(r, target, mode)
 	}
 	if err != nil {
 		return nil, err
@@ -366,19 +357,26 @@ func createInParent(ctx context.Context, r *os.Root, rel string, create bool) *a
 		closeOwn()
 		return nil
 	}
+	f, tmp, err := openTemp(pr, base, mode)
+	if err != nil {
+		closeOwn()
+		return nil
+	}
+	return &atomicFile{ctx: ctx, root: pr, ownRoot: own, flat: true, f: f, tmp: tmp, target: base,
+		mode: mode, keep: keep}
+}
+
+// openTemp creates a new temporary sibling of target (see tempName),
+// trying another name if one exists already.
+func openTemp(r *os.Root, target string, mode fs.FileMode) (f *os.File, tmp string, err error) {
 	for try := 0; try < 3; try++ {
-		tmp := tempName(base)
-		f, err := pr.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoWait, mode)
-		if err == nil {
-			return &atomicFile{ctx: ctx, root: pr, ownRoot: own, flat: true, f: f, tmp: tmp, target: base,
-				mode: mode, keep: keep}
-		}
+		tmp = tempName(target)
+		f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoWait, mode)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
 	}
-	closeOwn()
-	return nil
+	return f, tmp, err
 }
 
 func (a *atomicFile) Write(p []byte) (int, error) {

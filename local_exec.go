@@ -43,9 +43,8 @@ func resolveShell(s Shell) (string, error) {
 // compiled once, at construction) unless AllowDangerous is set; in software
 // mode it must also pass checkSoftwarePaths. The environment follows one
 // rule in every mode (commandEnv): a clean base, never this process's
-// variables unless LocalConfig.InheritEnv (otherwise SHELL is the backend's
-// shell), then LocalConfig.Env, the scope's and the call's Env; HOME and PWD
-// are the working directory. The working directory is reached through the
+// variables unless LocalConfig.InheritEnv, then LocalConfig.Env, the
+// scope's and the call's Env; HOME and PWD are the working directory. The working directory is reached through the
 // descriptor of the directory that was validated, never by name again.
 //
 // Cancelling ctx, reaching opts.Timeout or destroying the backend kills the
@@ -91,7 +90,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	if err != nil {
 		return nil, "", err
 	}
-	env := mergeMaps(l.shellEnv(), l.cfg.Env, opts.Env)
+	env := mergeMaps(l.cfg.Env, opts.Env)
 	if err := validateEnv(env); err != nil {
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal, Err: err}
 	}
@@ -173,19 +172,6 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	xe := &ExitError{Command: command, ExitCode: ee.ExitCode(), Stdout: stdout.result(), Stderr: stderr.Bytes()}
 	return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
 		Backend: KindLocal, Err: xe}
-}
-
-// shellEnv is the lowest layer of a command's own variables: SHELL, the
-// shell it runs in, unless the environment is inherited (it then has the
-// host's). Backend, scope and call Env may override it. Without SHELL, bash
-// looks its user up at every start to set it (getpwuid: the nscd socket,
-// nsswitch.conf, /etc/passwd), which was about 5% of Exec("true") paired
-// with a raw spawn.
-func (l *Local) shellEnv() map[string]string {
-	if l.cfg.InheritEnv {
-		return nil
-	}
-	return map[string]string{"SHELL": l.shell}
 }
 
 // groupKiller kills a running command's process group when the backend is

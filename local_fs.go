@@ -179,6 +179,11 @@ func (l *Local) write(ctx context.Context, p string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	return l.commit(p, a, data)
+}
+
+// commit writes data to a and replaces p with it.
+func (l *Local) commit(p string, a *atomicFile, data []byte) error {
 	if _, err := a.Write(data); err != nil {
 		a.abort()
 		return l.fail("write", p, err)

@@ -22,13 +22,7 @@ func (l *Local) WriteInDir(ctx context.Context, p string, data []byte) (bool, er
 		return false, nil
 	}
 	done := l.log.begin("write", p)
-	if _, err := a.Write(data); err != nil {
-		a.abort()
-		err = l.fail("write", p, err)
-		done(err)
-		return true, err
-	}
-	err = l.fail("write", p, a.Close())
+	err = l.commit(p, a, data)
 	done(err)
 	return true, err
 }

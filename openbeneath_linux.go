@@ -4,8 +4,8 @@ package agentbe
 
 import (
 	"errors"
+	"io"
 	"os"
-	"slices"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -50,32 +50,28 @@ func readBeneath(dir *os.File, rel string, limit int64) (data []byte, ok bool) {
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > limit {
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, false
 	}
-	want := int64(512) // a file that says it is empty may still have content (procfs-like)
-	if st.Size > 0 {
-		want = st.Size + 1 // the extra byte lets the first read see the end
-	}
-	buf := make([]byte, 0, min(want, limit+1))
+	data, err := readAllLimited(fdReader(fd), st.Size, limit)
+	return data, err == nil
+}
+
+// fdReader reads a descriptor with plain read calls.
+type fdReader int
+
+func (fd fdReader) Read(p []byte) (int, error) {
 	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, int(min(int64(cap(buf)), limit+1-int64(cap(buf)))))
-		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if err == unix.EINTR {
+		n, err := unix.Read(int(fd), p)
+		switch {
+		case err == unix.EINTR:
 			continue
+		case err != nil:
+			return 0, err
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
 		}
-		if err != nil {
-			return nil, false
-		}
-		if n == 0 {
-			return buf, true
-		}
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return nil, false
-		}
+		return n, nil
 	}
 }
 

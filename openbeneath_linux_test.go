@@ -16,12 +16,7 @@ import (
 // that stay inside, and declines (leaving the answer to os.Root) for
 // anything leading out, absolute links and missing files.
 func TestOpenBeneath(t *testing.T) {
-	base := t.TempDir()
-	ws, canary := filepath.Join(base, "ws"), filepath.Join(base, "canary")
-	mustOK(t, os.MkdirAll(filepath.Join(ws, "a"), 0o755))
-	mustOK(t, os.MkdirAll(canary, 0o755))
-	mustOK(t, os.WriteFile(filepath.Join(ws, "a", "b.txt"), []byte("inside"), 0o644))
-	mustOK(t, os.WriteFile(filepath.Join(canary, "secret"), []byte("canary"), 0o644))
+	ws, canary := wsAndCanary(t, "a/b.txt", "secret")
 	mustOK(t, os.Symlink("a/b.txt", filepath.Join(ws, "rel-inside")))
 	mustOK(t, os.Symlink(filepath.Join(ws, "a", "b.txt"), filepath.Join(ws, "abs-inside")))
 	mustOK(t, os.Symlink("../canary/secret", filepath.Join(ws, "rel-out")))
@@ -65,12 +60,7 @@ func TestOpenBeneath(t *testing.T) {
 // swapped for a link leading out, back and forth, no read returns the
 // canary's content (the fast path and its fallback both hold).
 func TestReadDuringDirectorySwap(t *testing.T) {
-	base := t.TempDir()
-	ws, canary := filepath.Join(base, "ws"), filepath.Join(base, "canary")
-	mustOK(t, os.MkdirAll(filepath.Join(ws, "d"), 0o755))
-	mustOK(t, os.MkdirAll(canary, 0o755))
-	mustOK(t, os.WriteFile(filepath.Join(ws, "d", "f"), []byte("inside"), 0o644))
-	mustOK(t, os.WriteFile(filepath.Join(canary, "f"), []byte("canary"), 0o644))
+	ws, canary := wsAndCanary(t, "d/f", "f")
 	l, err := NewLocal(LocalConfig{RootDir: ws})
 	mustOK(t, err)
 	defer l.Destroy(context.Background())
@@ -143,4 +133,17 @@ func TestReadBeneath(t *testing.T) {
 			t.Errorf("%s: %q %v, want %q %v", tc.rel, got, ok, tc.want, tc.ok)
 		}
 	}
+}
+
+// wsAndCanary makes a workspace holding inside ("inside") and, beside it,
+// a canary directory holding secret ("canary").
+func wsAndCanary(t *testing.T, inside, secret string) (ws, canary string) {
+	t.Helper()
+	base := t.TempDir()
+	ws, canary = filepath.Join(base, "ws"), filepath.Join(base, "canary")
+	mustOK(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, inside)), 0o755))
+	mustOK(t, os.MkdirAll(canary, 0o755))
+	mustOK(t, os.WriteFile(filepath.Join(ws, inside), []byte("inside"), 0o644))
+	mustOK(t, os.WriteFile(filepath.Join(canary, secret), []byte("canary"), 0o644))
+	return ws, canary
 }

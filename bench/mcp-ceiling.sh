@@ -38,7 +38,8 @@ fixtures() {
   for i in $(seq -f '%03g' 0 99); do echo x >"$1/bench/list100/f$i.txt"; done
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# shellcheck source=bench/lib.sh
+. "$HERE/lib.sh"
 
 wait_port() {
   for _ in $(seq 100); do curl -fs "http://127.0.0.1:$1/health" >/dev/null 2>&1 && return 0; sleep 0.05; done
@@ -55,7 +56,7 @@ cmd_stdio() {
       -stderr "$SCRATCH/stdio.log" -- "$SCRATCH/agent-backend" daemon --local-only --rootDir "$root" | jq .ops_per_s)
     noop=$("$BT" stdio -n 2000 -path "$root/bench/read1k.txt" -expect "$root/bench/read1k.txt" -dir "$root" \
       -stderr "$SCRATCH/stdio.log" -- "$SCRATCH/mcpbench" -root "$root" -stdio -noop | jq .ops_per_s)
-    ratios+=("$(awk -v a="$ours" -v b="$noop" 'BEGIN {printf "%.3f", a / b}')")
+    ratios+=("$(ratio "$ours" "$noop")")
     printf 'stdio round %d: ours %.0f calls/s  no-op %.0f calls/s  ratio %s\n' "$i" "$ours" "$noop" "${ratios[-1]}"
   done
   echo "stdio median ratio ours/no-op: $(printf '%s\n' "${ratios[@]}" | median)"
@@ -104,8 +105,8 @@ cmd_http() {
   for p in 3931 3932 3933; do wait_port "$p"; check_body "$p" "$root"; done
   for ((i = 1; i <= rounds; i++)); do
     d=$(plain_rps 3931); b=$(plain_rps 3932); f=$(plain_rps 3933)
-    ratios+=("$(awk -v a="$d" -v b="$b" 'BEGIN {printf "%.3f", a / b}')")
-    fsratios+=("$(awk -v a="$d" -v b="$f" 'BEGIN {printf "%.3f", a / b}')")
+    ratios+=("$(ratio "$d" "$b")")
+    fsratios+=("$(ratio "$d" "$f")")
     printf 'http round %d: daemon %.0f req/s  bare %.0f  bare+ReadFile %.0f  daemon/bare %s  daemon/(bare+ReadFile) %s\n' \
       "$i" "$d" "$b" "$f" "${ratios[-1]}" "${fsratios[-1]}"
   done

@@ -80,10 +80,8 @@ EOF
 # mbps SECONDS: throughput in MB/s (10^6 bytes).
 mbps() { awk -v s="$1" -v n="$bytes" 'BEGIN { printf "%.1f", n / s / 1e6 }'; }
 
-# median: the median of the numbers on stdin, one a line.
-median() {
-	sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+# shellcheck source=bench/lib.sh
+. "$repo/bench/lib.sh"
 
 ours_cmd="$bin sftp-server --rootDir $scratch/ours"
 for ((i = 0; i < warmup; i++)); do
@@ -105,8 +103,8 @@ for ((i = 1; i <= rounds; i++)); do
 	fi
 	read -r og op <<<"$o"
 	read -r yg yp <<<"$y"
-	gr=$(awk -v o="$og" -v y="$yg" 'BEGIN { printf "%.3f", o / y }')
-	pr=$(awk -v o="$op" -v y="$yp" 'BEGIN { printf "%.3f", o / y }')
+	gr=$(ratio "$og" "$yg")
+	pr=$(ratio "$op" "$yp")
 	get_ratios+=("$gr") put_ratios+=("$pr")
 	printf '%-6s %12s %12s %7s   %12s %12s %7s\n' "$i" "$(mbps "$og")" "$(mbps "$yg")" "$gr" "$(mbps "$op")" "$(mbps "$yp")" "$pr"
 done

@@ -115,9 +115,9 @@ func (t *fsTools) directPath(p string) (string, bool) {
 }
 
 // statSize is the size of r when r can say it is a regular file (an
-// *os.File, or a reader with OpenInfo, which spares an fstat), else -1; ok is false when r says it is neither a regular file
-// nor a directory (a FIFO, a device, a socket), which a read could block on
-// or never finish.
+// *os.File, or a reader with OpenInfo, which spares an fstat), else -1; ok
+// is false when r says it is neither a regular file nor a directory (a
+// FIFO, a device, a socket), which a read could block on or never finish.
 func statSize(r io.Reader) (size int64, ok bool) {
 	if oi, isOpen := r.(interface{ OpenInfo() fs.FileInfo }); isOpen {
 		if fi := oi.OpenInfo(); fi != nil {

@@ -12,7 +12,7 @@ const maxJSONDepth = 10000
 // same work a few times faster. FuzzValidJSON holds it to json.Valid.
 func validJSON(data []byte) bool {
 	var stack []byte // '{' or '[' per open container
-	i := skipWS(data, 0)
+	i := skipSpace(data, 0)
 	for {
 		// A value starts at i.
 		if i >= len(data) {
@@ -24,7 +24,7 @@ func validJSON(data []byte) bool {
 				return false
 			}
 			stack = append(stack, c)
-			i = skipWS(data, i+1)
+			i = skipSpace(data, i+1)
 			if i < len(data) && data[i] == c+2 { // '}' is '{'+2, ']' is '['+2
 				stack = stack[:len(stack)-1]
 				i++
@@ -62,7 +62,7 @@ func validJSON(data []byte) bool {
 		// A value ended before i: close containers, or go on to the next
 		// element or member.
 		for {
-			i = skipWS(data, i)
+			i = skipSpace(data, i)
 			if len(stack) == 0 {
 				return i == len(data)
 			}
@@ -78,7 +78,7 @@ func validJSON(data []byte) bool {
 			if data[i] != ',' {
 				return false
 			}
-			i = skipWS(data, i+1)
+			i = skipSpace(data, i+1)
 			if top == '{' {
 				if i = validKey(data, i); i < 0 {
 					return false
@@ -87,18 +87,6 @@ func validJSON(data []byte) bool {
 			break
 		}
 	}
-}
-
-func skipWS(data []byte, i int) int {
-	for i < len(data) {
-		switch data[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }
 
 // validKey checks `"name" :` at i and returns where the member's value
@@ -110,11 +98,11 @@ func validKey(data []byte, i int) int {
 	if i = validString(data, i); i < 0 {
 		return -1
 	}
-	i = skipWS(data, i)
+	i = skipSpace(data, i)
 	if i >= len(data) || data[i] != ':' {
 		return -1
 	}
-	return skipWS(data, i+1)
+	return skipSpace(data, i+1)
 }
 
 // validString checks the string starting at data[i] == '"' and returns

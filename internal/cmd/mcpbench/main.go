@@ -78,10 +78,6 @@ func main() {
 			noopStdio(agentbe.NewMCPServer(b))
 			return
 		}
-		if *bare {
-			bareStdio(agentbe.NewMCPServer(b))
-			return
-		}
 		if err := mcp.ServeStdio(context.Background(), agentbe.NewMCPServer(b), os.Stdin, os.Stdout); err != nil {
 			log.Print(err)
 		}
@@ -148,39 +144,6 @@ func memoryCopy(root string, names ...string) (*agentbe.Memory, error) {
 		return nil, err
 	}
 	return agentbe.NewMemory(agentbe.MemoryConfig{RootDir: abs, Initial: initial})
-}
-
-// bareStdio is the stdio floor: one goroutine, no concurrency, and every
-// tools/call answered with the bytes of a read_text_file bench/read1k.txt
-// result computed once.
-func bareStdio(s *mcp.Server) {
-	full := s.HandleBytes(context.Background(),
-		[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"bench/read1k.txt"}}}`))
-	i := bytes.Index(full, []byte(`"result":`))
-	if i < 0 {
-		log.Fatalf("mcpbench: no result: %s", full)
-	}
-	result := full[i+len(`"result":`) : len(full)-1]
-	br := bufio.NewReader(os.Stdin)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			m, derr := mcp.DecodeMessage(line)
-			var out []byte
-			switch {
-			case derr == nil && m.Method == "tools/call":
-				out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), m.ID...), `,"result":`...), result...), '}')
-			default:
-				out = s.HandleBytes(context.Background(), line)
-			}
-			if out != nil {
-				os.Stdout.Write(append(out, '\n'))
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
 }
 
 // noopStdio is the stdio ceiling: the read_text_file bench/read1k.txt
