@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	agentbe "github.com/agentbe/agent-backend"
 )
 
 // acpList answers GET /v1/acp: the instances visible from the request's
@@ -18,12 +20,7 @@ func (h *Handler) acpList(w http.ResponseWriter, r *http.Request) {
 	}
 	root := b.RootDir()
 	release()
-	servers := []InstanceInfo{}
-	for _, info := range h.proxy.List() {
-		if in := h.proxy.Get(info.ServerID); in != nil && in.root == root {
-			servers = append(servers, info)
-		}
-	}
+	servers := h.proxy.list(func(in *Instance) bool { return in.root == root })
 	writeJSON(w, http.StatusOK, map[string]any{"servers": servers})
 }
 
@@ -33,9 +30,10 @@ func sessionNotFound(id string) *problemError {
 	return p
 }
 
-// instanceFor returns the existing instance for the request, or nil when
-// there is none visible from the request's scope: an instance started in
-// another scope is reported as missing.
+// instanceFor returns in when it is visible from the request's scope, or
+// nil: an instance started in another scope is reported as missing. The
+// backend is resolved only when there is an instance to check; when ok is
+// false the request was answered.
 func (h *Handler) instanceFor(w http.ResponseWriter, r *http.Request, in *Instance) (*Instance, bool) {
 	if in == nil {
 		return nil, true
@@ -55,7 +53,6 @@ func (h *Handler) instanceFor(w http.ResponseWriter, r *http.Request, in *Instan
 // acpPost answers POST /v1/acp/{server_id}: forward one JSON-RPC envelope,
 // creating the instance on the first POST (which needs ?agent=).
 func (h *Handler) acpPost(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("server_id")
 	if !isJSON(r.Header.Get("Content-Type")) {
 		writeProblem(w, unsupportedMedia("content-type must be application/json"))
 		return
@@ -64,8 +61,7 @@ func (h *Handler) acpPost(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeProblem(w, problem(http.StatusRequestEntityTooLarge, "too_large", "Payload Too Large",
-				"message larger than "+strconv.FormatInt(mbe.Limit, 10)+" bytes"))
+			writeProblem(w, tooLarge("message larger than "+strconv.FormatInt(mbe.Limit, 10)+" bytes"))
 			return
 		}
 		writeProblem(w, badRequest("cannot read body"))
@@ -80,38 +76,9 @@ func (h *Handler) acpPost(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	agentID := r.URL.Query().Get("agent")
-	in, ok := h.instanceFor(w, r, h.proxy.Get(id))
+	in, ok := h.attach(w, r, r.PathValue("server_id"), r.URL.Query().Get("agent"))
 	if !ok {
 		return
-	}
-	switch {
-	case in != nil && agentID != "" && agentID != in.agent:
-		writeProblem(w, conflict("server '"+id+"' already exists for agent '"+in.agent+"'; requested '"+agentID+"'"))
-		return
-	case in == nil && agentID == "":
-		writeProblem(w, badRequest("missing required 'agent' query parameter for first POST to /v1/acp/"+id))
-		return
-	case in == nil && !validServerID(id):
-		writeProblem(w, badRequest("server id must be 1 to 128 printable characters"))
-		return
-	case in == nil:
-		a, known := h.agents.Get(agentID)
-		if !known {
-			p := problem(http.StatusBadRequest, "unsupported_agent", "Unsupported Agent", "unsupported agent: "+agentID)
-			p.Extra = map[string]any{"agent": agentID}
-			writeProblem(w, p)
-			return
-		}
-		b, release, ok := h.backend(w, r)
-		if !ok {
-			return
-		}
-		in, err = h.proxy.Bootstrap(id, a, b, release)
-		if err != nil {
-			writeProblem(w, err)
-			return
-		}
 	}
 	resp, err := in.send(r.Context(), body, env)
 	switch {
@@ -130,17 +97,67 @@ func (h *Handler) acpPost(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// attach returns the instance a POST goes to: the one id names in the
+// request's scope, or else a new one for agentID, which is then required.
+// The request's backend is resolved at most once, and only when needed;
+// when ok is false the request was answered.
+func (h *Handler) attach(w http.ResponseWriter, r *http.Request, id, agentID string) (*Instance, bool) {
+	var b agentbe.Backend
+	release := func() {}
+	if in := h.proxy.Get(id); in != nil {
+		var ok bool
+		if b, release, ok = h.backend(w, r); !ok {
+			return nil, false
+		}
+		if in.root == b.RootDir() {
+			release()
+			if agentID != "" && agentID != in.agent {
+				writeProblem(w, agentConflict(id, in.agent, agentID))
+				return nil, false
+			}
+			return in, true
+		}
+		// Started in another scope: as if missing (Bootstrap refuses it).
+	}
+	a, known := h.agents.Get(agentID)
+	var p *problemError
+	switch {
+	case agentID == "":
+		p = badRequest("missing required 'agent' query parameter for first POST to /v1/acp/" + id)
+	case !validServerID(id):
+		p = badRequest("server id must be 1 to 128 printable characters")
+	case !known:
+		p = unsupportedAgent(http.StatusBadRequest, agentID)
+	}
+	if p != nil {
+		release()
+		writeProblem(w, p)
+		return nil, false
+	}
+	if b == nil {
+		var ok bool
+		if b, release, ok = h.backend(w, r); !ok {
+			return nil, false
+		}
+	}
+	in, err := h.proxy.Bootstrap(id, a, b, release)
+	if err != nil {
+		writeProblem(w, err)
+		return nil, false
+	}
+	return in, true
+}
+
 // acpDelete answers DELETE /v1/acp/{server_id}: 204 whether or not the
 // instance existed; the process group is killed and reaped (bounded by
 // ProxyConfig.StopWait).
 func (h *Handler) acpDelete(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("server_id")
-	in, ok := h.instanceFor(w, r, h.proxy.Get(id))
+	in, ok := h.instanceFor(w, r, h.proxy.Get(r.PathValue("server_id")))
 	if !ok {
 		return
 	}
 	if in != nil {
-		h.proxy.Delete(id)
+		h.proxy.forget(in) // not an instance that replaced it meanwhile
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

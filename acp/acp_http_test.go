@@ -78,7 +78,7 @@ func TestACPEndToEnd(t *testing.T) {
 		t.Fatalf("_sandboxagent request: %d %s", r.status, r.body)
 	}
 	r = e.rpc("srv", "", `{"jsonrpc":"2.0","method":"_sandboxagent/session/set_metadata","params":{"k":"v"}}`)
-	if r.status != 202 {
+	if r.status != 202 || len(r.body) != 0 {
 		t.Fatalf("_sandboxagent notification: %d %s", r.status, r.body)
 	}
 	sse.until(t, `"_sandboxagent/session/set_metadata"`, 10*time.Second)
@@ -357,6 +357,18 @@ func TestACPScopes(t *testing.T) {
 	if r := e.do("GET", "/v1/acp", "", nil, "X-Scope-Path", "team/a"); !strings.Contains(string(r.body), `"serverId":"p"`) {
 		t.Fatalf("not listed in its scope: %s", r.body)
 	}
+	// Another scope can neither write to it (even naming its agent) nor
+	// delete it.
+	note := `{"jsonrpc":"2.0","method":"_probe"}`
+	if r := e.rpc("p", "agent=pwd", note); r.status != 409 {
+		t.Fatalf("POST from another scope: %d %s", r.status, r.body)
+	}
+	if r := e.rpc("p", "", note); r.status != 400 {
+		t.Fatalf("POST from another scope without agent: %d %s", r.status, r.body)
+	}
+	if r := e.do("DELETE", "/v1/acp/p", "", nil); r.status != 204 || e.h.Proxy().Get("p") == nil {
+		t.Fatalf("DELETE from another scope: %d, instance gone: %v", r.status, e.h.Proxy().Get("p") == nil)
+	}
 }
 
 // TestACPUnderDaemonIsolation starts an agent under the isolation the
@@ -439,8 +451,12 @@ func TestACPNoLeaks(t *testing.T) {
 	}
 }
 
-// TestACPKeepAlive: an idle stream gets ": keepalive" comments.
+// TestACPKeepAlive: an idle stream gets ": keepalive" comments, every 15 s
+// by default (acp-proxy.md §3.4).
 func TestACPKeepAlive(t *testing.T) {
+	if DefaultKeepAlive != 15*time.Second {
+		t.Fatalf("DefaultKeepAlive %v, the spec says 15s", DefaultKeepAlive)
+	}
 	e := newTestEnv(t, envOpts{cfg: Config{KeepAlive: 50 * time.Millisecond}})
 	e.startSession("k")
 	s := e.openSSE("k")

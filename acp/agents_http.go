@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
@@ -28,24 +29,24 @@ type serverStatus struct {
 	UptimeMs int64  `json:"uptimeMs,omitempty"`
 }
 
-func (h *Handler) info(ctx context.Context, b agentbe.Backend, a Agent) agentInfo {
+// info describes a; servers is the proxy's listing, from which the
+// agent's serverStatus comes ("running" when one of its instances is).
+func (h *Handler) info(ctx context.Context, b agentbe.Backend, a Agent, servers []InstanceInfo) agentInfo {
 	info := agentInfo{ID: a.ID, Installed: agentInstalled(ctx, b, a), Capabilities: a.Capabilities,
 		CredentialsAvailable: len(a.HostEnv) == 0}
 	for _, k := range a.HostEnv {
-		if _, ok := os.LookupEnv(k); ok && !isSecret(k, h.proxy.cfg.SecretEnv) {
+		if _, ok := os.LookupEnv(k); ok && !slices.Contains(h.proxy.cfg.SecretEnv, k) {
 			info.CredentialsAvailable = true
 		}
 	}
-	for _, in := range h.proxy.List() {
+	for _, in := range servers {
 		if in.Agent != a.ID {
 			continue
 		}
-		st := &serverStatus{Status: "stopped"}
 		if in.Status == "running" {
-			st = &serverStatus{Status: "running", UptimeMs: in.UptimeMs}
-		}
-		if info.ServerStatus == nil || st.Status == "running" {
-			info.ServerStatus = st
+			info.ServerStatus = &serverStatus{Status: "running", UptimeMs: in.UptimeMs}
+		} else if info.ServerStatus == nil {
+			info.ServerStatus = &serverStatus{Status: "stopped"}
 		}
 	}
 	return info
@@ -58,24 +59,19 @@ func (h *Handler) agentList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	servers := h.proxy.List()
 	agents := []agentInfo{}
 	for _, a := range h.agents.List() {
-		agents = append(agents, h.info(r.Context(), b, a))
+		agents = append(agents, h.info(r.Context(), b, a, servers))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": agents})
-}
-
-func unsupportedAgent(id string) *problemError {
-	p := problem(http.StatusNotFound, "unsupported_agent", "Unsupported Agent", "unsupported agent: "+id)
-	p.Extra = map[string]any{"agent": id}
-	return p
 }
 
 // agentGet answers GET /v1/agents/{agent}.
 func (h *Handler) agentGet(w http.ResponseWriter, r *http.Request) {
 	a, known := h.agents.Get(r.PathValue("agent"))
 	if !known {
-		writeProblem(w, unsupportedAgent(r.PathValue("agent")))
+		writeProblem(w, unsupportedAgent(http.StatusNotFound, r.PathValue("agent")))
 		return
 	}
 	b, release, ok := h.backend(w, r)
@@ -83,7 +79,7 @@ func (h *Handler) agentGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	writeJSON(w, http.StatusOK, h.info(r.Context(), b, a))
+	writeJSON(w, http.StatusOK, h.info(r.Context(), b, a, h.proxy.List()))
 }
 
 // installRequest is sandbox-agent's AgentInstallRequest; the versions are
@@ -107,7 +103,7 @@ type installArtifact struct {
 func (h *Handler) agentInstall(w http.ResponseWriter, r *http.Request) {
 	a, known := h.agents.Get(r.PathValue("agent"))
 	if !known {
-		writeProblem(w, unsupportedAgent(r.PathValue("agent")))
+		writeProblem(w, unsupportedAgent(http.StatusNotFound, r.PathValue("agent")))
 		return
 	}
 	var req installRequest

@@ -30,6 +30,23 @@ func BenchmarkACPRoundTrip(b *testing.B) {
 	}
 }
 
+// BenchmarkRingAppend measures the hot path of every agent message once
+// the replay ring is full: an append evicting the oldest event, and an
+// up-to-date reader's Since.
+func BenchmarkRingAppend(b *testing.B) {
+	r := NewRing(DefaultReplayEvents, DefaultReplayBytes)
+	msg := make([]byte, 200)
+	for range DefaultReplayEvents {
+		r.Append(msg)
+	}
+	for b.Loop() {
+		id := r.Append(msg)
+		if s := r.Since(id - 1); len(s.Events) != 1 {
+			b.Fatal(len(s.Events))
+		}
+	}
+}
+
 const benchFileSize = 64 << 20
 
 type zeroReader struct{ n int64 }
@@ -52,30 +69,29 @@ func BenchmarkFSPut64MiB(b *testing.B) {
 	e := newTestEnv(b, envOpts{})
 	b.SetBytes(benchFileSize)
 	for b.Loop() {
-		req, _ := http.NewRequest("PUT", e.srv.URL+"/v1/fs/file?path=big.bin", &zeroReader{benchFileSize})
-		req.ContentLength = benchFileSize
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			b.Fatal(resp.Status)
-		}
+		putZeros(b, e, "big.bin")
+	}
+}
+
+// putZeros writes benchFileSize zero bytes to p through PUT /v1/fs/file.
+func putZeros(b *testing.B, e *testEnv, p string) {
+	req, _ := http.NewRequest("PUT", e.srv.URL+"/v1/fs/file?path="+p, &zeroReader{benchFileSize})
+	req.ContentLength = benchFileSize
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b.Fatal(resp.Status)
 	}
 }
 
 // BenchmarkFSGet64MiB streams a 64 MiB file out of GET /v1/fs/file.
 func BenchmarkFSGet64MiB(b *testing.B) {
 	e := newTestEnv(b, envOpts{})
-	req, _ := http.NewRequest("PUT", e.srv.URL+"/v1/fs/file?path=big.bin", &zeroReader{benchFileSize})
-	req.ContentLength = benchFileSize
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	resp.Body.Close()
+	putZeros(b, e, "big.bin")
 	b.SetBytes(benchFileSize)
 	for b.Loop() {
 		resp, err := http.Get(e.srv.URL + "/v1/fs/file?path=big.bin")

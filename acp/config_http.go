@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -32,7 +33,10 @@ func (k configKind) file(dir string) string {
 	return path.Join(dir, ".sandbox-agent/config", k.name+".json")
 }
 
-func (h *Handler) configHandler(k configKind) http.HandlerFunc {
+// configRoute adapts one method's handler of kind k: it checks the
+// directory and entry-name parameters, then resolves the request's backend
+// (answering a failure itself) and releases it when fn returns.
+func (h *Handler) configRoute(k configKind, fn func(w http.ResponseWriter, r *http.Request, b agentbe.Backend, k configKind, dir, name string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		dir, name := q.Get("directory"), q.Get(k.param)
@@ -49,31 +53,25 @@ func (h *Handler) configHandler(k configKind) http.HandlerFunc {
 			return
 		}
 		defer release()
-		switch r.Method {
-		case http.MethodGet:
-			h.configGet(w, r, b, k, dir, name)
-		case http.MethodPut:
-			h.configPut(w, r, b, k, dir, name)
-		case http.MethodDelete:
-			h.configDelete(w, r, b, k, dir, name)
-		}
+		fn(w, r, b, k, dir, name)
 	}
 }
 
 // readConfig returns the store's entries; a missing file is empty.
-func readConfig(r *http.Request, b agentbe.Backend, k configKind, dir string) (map[string]json.RawMessage, error) {
+func readConfig(ctx context.Context, b agentbe.Backend, k configKind, dir string) (map[string]json.RawMessage, error) {
 	m := map[string]json.RawMessage{}
-	f, err := b.Open(r.Context(), k.file(dir))
+	file := k.file(dir)
+	f, err := b.Open(ctx, file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
 	}
 	if err != nil {
-		return nil, fsProblem(err, k.file(dir))
+		return nil, fsProblem(err, file)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, DefaultMaxConfigBytes+1))
 	if err != nil {
-		return nil, fsProblem(err, k.file(dir))
+		return nil, fsProblem(err, file)
 	}
 	if len(data) > DefaultMaxConfigBytes {
 		return nil, problem(http.StatusInsufficientStorage, "too_large", "Config Too Large", "config file too large")
@@ -88,19 +86,19 @@ func readConfig(r *http.Request, b agentbe.Backend, k configKind, dir string) (m
 	return m, nil
 }
 
-func writeConfig(r *http.Request, b agentbe.Backend, k configKind, dir string, m map[string]json.RawMessage) error {
+func writeConfig(ctx context.Context, b agentbe.Backend, k configKind, dir string, m map[string]json.RawMessage) error {
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := b.Write(r.Context(), k.file(dir), data); err != nil {
+	if err := b.Write(ctx, k.file(dir), data); err != nil {
 		return fsProblem(err, k.file(dir))
 	}
 	return nil
 }
 
 func (h *Handler) configGet(w http.ResponseWriter, r *http.Request, b agentbe.Backend, k configKind, dir, name string) {
-	m, err := readConfig(r, b, k, dir)
+	m, err := readConfig(r.Context(), b, k, dir)
 	if err != nil {
 		writeProblem(w, err)
 		return
@@ -123,7 +121,7 @@ func (h *Handler) configGet(w http.ResponseWriter, r *http.Request, b agentbe.Ba
 func (h *Handler) configPut(w http.ResponseWriter, r *http.Request, b agentbe.Backend, k configKind, dir, name string) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, DefaultMaxConfigBytes+1))
 	if err != nil || len(body) > DefaultMaxConfigBytes {
-		writeProblem(w, problem(http.StatusRequestEntityTooLarge, "too_large", "Payload Too Large", "config entry too large"))
+		writeProblem(w, tooLarge("config entry too large"))
 		return
 	}
 	var compact bytes.Buffer
@@ -138,10 +136,10 @@ func (h *Handler) configPut(w http.ResponseWriter, r *http.Request, b agentbe.Ba
 	}
 	h.cfgMu.Lock()
 	defer h.cfgMu.Unlock()
-	m, err := readConfig(r, b, k, dir)
+	m, err := readConfig(r.Context(), b, k, dir)
 	if err == nil {
 		m[name] = json.RawMessage(compact.Bytes())
-		err = writeConfig(r, b, k, dir, m)
+		err = writeConfig(r.Context(), b, k, dir, m)
 	}
 	if err != nil {
 		writeProblem(w, err)
@@ -155,11 +153,11 @@ func (h *Handler) configPut(w http.ResponseWriter, r *http.Request, b agentbe.Ba
 func (h *Handler) configDelete(w http.ResponseWriter, r *http.Request, b agentbe.Backend, k configKind, dir, name string) {
 	h.cfgMu.Lock()
 	defer h.cfgMu.Unlock()
-	m, err := readConfig(r, b, k, dir)
+	m, err := readConfig(r.Context(), b, k, dir)
 	if err == nil {
 		if _, ok := m[name]; ok {
 			delete(m, name)
-			err = writeConfig(r, b, k, dir, m)
+			err = writeConfig(r.Context(), b, k, dir, m)
 		}
 	}
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"strconv"
-	"sync"
 
 	agentbe "github.com/agentbe/agent-backend"
 )
@@ -56,16 +55,22 @@ func queryPath(w http.ResponseWriter, r *http.Request) (string, bool) {
 	return p, true
 }
 
-// pathBackend reads ?path= and resolves the request's backend (its scope);
-// when ok is false it has answered the request already. Call release when
-// done.
-func (h *Handler) pathBackend(w http.ResponseWriter, r *http.Request) (string, agentbe.Backend, func(), bool) {
-	p, ok := queryPath(w, r)
-	if !ok {
-		return "", nil, nil, false
+// withPath adapts a handler of ?path= (required) on the request's backend:
+// it checks the parameter, then resolves the backend, answering a failure
+// of either itself, and releases the backend when fn returns.
+func (h *Handler) withPath(fn func(w http.ResponseWriter, r *http.Request, b agentbe.Backend, p string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, ok := queryPath(w, r)
+		if !ok {
+			return
+		}
+		b, release, ok := h.backend(w, r)
+		if !ok {
+			return
+		}
+		defer release()
+		fn(w, r, b, p)
 	}
-	b, release, ok := h.backend(w, r)
-	return p, b, release, ok
 }
 
 // realPath is the absolute in-root path reported for p.
@@ -123,12 +128,7 @@ func (h *Handler) fsEntries(w http.ResponseWriter, r *http.Request) {
 }
 
 // fsStat answers GET /v1/fs/stat?path=.
-func (h *Handler) fsStat(w http.ResponseWriter, r *http.Request) {
-	p, b, release, ok := h.pathBackend(w, r)
-	if !ok {
-		return
-	}
-	defer release()
+func (h *Handler) fsStat(w http.ResponseWriter, r *http.Request, b agentbe.Backend, p string) {
 	fi, err := b.Stat(r.Context(), p)
 	if err != nil {
 		writeProblem(w, fsProblem(err, p))
@@ -139,18 +139,12 @@ func (h *Handler) fsStat(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, err)
 		return
 	}
-	e := entryOf("", rp, fi)
-	writeJSON(w, http.StatusOK, e)
+	writeJSON(w, http.StatusOK, entryOf("", rp, fi))
 }
 
 // fsRead answers GET /v1/fs/file?path=: the file streamed from the jail,
 // with Range and conditional requests when the backend's reader can seek.
-func (h *Handler) fsRead(w http.ResponseWriter, r *http.Request) {
-	p, b, release, ok := h.pathBackend(w, r)
-	if !ok {
-		return
-	}
-	defer release()
+func (h *Handler) fsRead(w http.ResponseWriter, r *http.Request, b agentbe.Backend, p string) {
 	f, err := b.Open(r.Context(), p)
 	if err != nil {
 		writeProblem(w, fsProblem(err, p))
@@ -182,15 +176,8 @@ func (h *Handler) fsRead(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
 	w.WriteHeader(http.StatusOK)
-	buf := getBuf()
-	defer putBuf(buf)
-	_, _ = io.CopyBuffer(w, f, *buf)
+	_, _ = io.Copy(w, f)
 }
-
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
-
-func getBuf() *[]byte  { return bufPool.Get().(*[]byte) }
-func putBuf(b *[]byte) { bufPool.Put(b) }
 
 func (h *Handler) maxFileBytes() int64 {
 	switch {
@@ -205,17 +192,11 @@ func (h *Handler) maxFileBytes() int64 {
 // fsWrite answers PUT /v1/fs/file?path=: the body streamed into a temporary
 // file that replaces the target atomically only when it was received
 // whole; a failed or cut upload leaves the old content.
-func (h *Handler) fsWrite(w http.ResponseWriter, r *http.Request) {
-	p, b, release, ok := h.pathBackend(w, r)
-	if !ok {
-		return
-	}
-	defer release()
+func (h *Handler) fsWrite(w http.ResponseWriter, r *http.Request, b agentbe.Backend, p string) {
 	body := r.Body
 	if max := h.maxFileBytes(); max >= 0 {
 		if r.ContentLength > max {
-			writeProblem(w, problem(http.StatusRequestEntityTooLarge, "too_large", "Payload Too Large",
-				"file larger than "+strconv.FormatInt(max, 10)+" bytes"))
+			writeProblem(w, fileTooLarge(max))
 			return
 		}
 		body = http.MaxBytesReader(w, r.Body, max)
@@ -233,6 +214,13 @@ func (h *Handler) fsWrite(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"path": rp, "bytesWritten": n})
 }
 
+// errInterrupted is wrapped by writeStream's error when reading src failed.
+var errInterrupted = errors.New("upload interrupted")
+
+func fileTooLarge(max int64) *problemError {
+	return tooLarge("file larger than " + strconv.FormatInt(max, 10) + " bytes")
+}
+
 // writeStream copies src into p atomically (Backend.Create); on any error
 // the writer is abandoned, so p keeps its previous content.
 func writeStream(ctx context.Context, b agentbe.Backend, p string, src io.Reader) (int64, error) {
@@ -245,18 +233,17 @@ func writeStream(ctx context.Context, b agentbe.Backend, p string, src io.Reader
 	if err != nil {
 		return 0, fsProblem(err, p)
 	}
-	buf := getBuf()
-	n, err := io.CopyBuffer(f, src, *buf)
-	putBuf(buf)
+	n, err := io.Copy(f, src)
 	if err != nil {
 		cancel() // abandon: the temporary file is discarded
 		_ = f.Close()
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return n, problem(http.StatusRequestEntityTooLarge, "too_large", "Payload Too Large",
-				"file larger than "+strconv.FormatInt(mbe.Limit, 10)+" bytes")
+			return n, fileTooLarge(mbe.Limit)
 		}
-		return n, badRequest("upload interrupted: nothing written to " + p)
+		pe := badRequest("upload interrupted: nothing written to " + p)
+		pe.Err = errInterrupted
+		return n, pe
 	}
 	if err := f.Close(); err != nil {
 		return n, fsProblem(err, p)
@@ -266,24 +253,25 @@ func writeStream(ctx context.Context, b agentbe.Backend, p string, src io.Reader
 
 // fsDelete answers DELETE /v1/fs/entry?path=[&recursive=true]. The root
 // itself is refused; a symbolic link is removed, never followed.
-func (h *Handler) fsDelete(w http.ResponseWriter, r *http.Request) {
-	p, b, release, ok := h.pathBackend(w, r)
-	if !ok {
-		return
-	}
-	defer release()
+func (h *Handler) fsDelete(w http.ResponseWriter, r *http.Request, b agentbe.Backend, p string) {
 	ctx := r.Context()
 	fi, err := b.Lstat(ctx, p)
 	if err != nil {
 		writeProblem(w, fsProblem(err, p))
 		return
 	}
-	rp, err := realPath(ctx, b, p)
-	if err != nil && fi.Mode()&fs.ModeSymlink == 0 {
-		writeProblem(w, err)
-		return
-	}
-	if fi.Mode()&fs.ModeSymlink == 0 {
+	var rp string
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		// The link itself goes: report its own path, not its target's.
+		rp = p
+		if dir, err := realPath(ctx, b, path.Dir(p)); err == nil {
+			rp = path.Join(dir, path.Base(p))
+		}
+	} else {
+		if rp, err = realPath(ctx, b, p); err != nil {
+			writeProblem(w, err)
+			return
+		}
 		root, err := realPath(ctx, b, ".")
 		if err != nil {
 			writeProblem(w, err)
@@ -293,11 +281,6 @@ func (h *Handler) fsDelete(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, problem(http.StatusForbidden, "forbidden", "Forbidden",
 				"refusing to delete the workspace root"))
 			return
-		}
-	} else {
-		rp = p
-		if dir, err := realPath(ctx, b, path.Dir(p)); err == nil {
-			rp = path.Join(dir, path.Base(p))
 		}
 	}
 	recursive, _ := strconv.ParseBool(r.URL.Query().Get("recursive"))
@@ -309,12 +292,7 @@ func (h *Handler) fsDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 // fsMkdir answers POST /v1/fs/mkdir?path= (parents created).
-func (h *Handler) fsMkdir(w http.ResponseWriter, r *http.Request) {
-	p, b, release, ok := h.pathBackend(w, r)
-	if !ok {
-		return
-	}
-	defer release()
+func (h *Handler) fsMkdir(w http.ResponseWriter, r *http.Request, b agentbe.Backend, p string) {
 	if err := b.Mkdir(r.Context(), p); err != nil {
 		writeProblem(w, fsProblem(err, p))
 		return

@@ -351,9 +351,12 @@ func TestConfigRoutes(t *testing.T) {
 			t.Errorf("bad entry %s: %d %s", bad, r.status, r.body)
 		}
 	}
-	for _, u := range []string{"/v1/config/mcp?mcpName=x", "/v1/config/mcp?directory=proj", "/v1/config/skills?directory=proj"} {
-		if r := e.do("GET", u, "", nil); r.status != 400 {
-			t.Errorf("%s: %d", u, r.status)
+	for _, u := range []string{"/v1/config/mcp?mcpName=x", "/v1/config/mcp?directory=proj", "/v1/config/skills?directory=proj",
+		"/v1/config/skills?skillName=s"} {
+		for _, method := range []string{"GET", "PUT", "DELETE"} { // required on every operation (acp-proxy.md §5.3, §5.4)
+			if r := e.do(method, u, "application/json", []byte(`{"type":"local","command":"x"}`)); r.status != 400 {
+				t.Errorf("%s %s: %d", method, u, r.status)
+			}
 		}
 	}
 	if r := e.do("DELETE", base+"fs", "", nil); r.status != 204 {

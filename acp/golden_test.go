@@ -2,7 +2,6 @@ package acp
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -55,8 +54,7 @@ func startSandboxAgent(t *testing.T) (url, home string) {
 	if _, err := os.Stat(launcher); err != nil {
 		t.Fatalf("mock launcher not where expected: %v", err)
 	}
-	agentJS := filepath.Join(interopDir(t), "testdata", "acp", "agent.mjs")
-	os.WriteFile(launcher, []byte("#!/bin/sh\nexec node "+agentJS+"\n"), 0o755)
+	os.WriteFile(launcher, []byte("#!/bin/sh\nexec node "+agentSource(t)+"\n"), 0o755)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -335,24 +333,13 @@ func firstSSE(t *testing.T, url string, n int) []sseEvent {
 		t.Fatalf("%s: content type %q", url, resp.Header.Get("Content-Type"))
 	}
 	var out []sseEvent
-	var ev sseEvent
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for len(out) < n && sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if ev.event != "" {
+	if n > 0 {
+		scanSSE(resp.Body, func(ev sseEvent) bool {
+			if ev.event != "" && ev.event != "comment" {
 				out = append(out, ev)
 			}
-			ev = sseEvent{}
-		case strings.HasPrefix(line, "event: "):
-			ev.event = line[7:]
-		case strings.HasPrefix(line, "id: "):
-			ev.id, _ = strconv.ParseUint(line[4:], 10, 64)
-		case strings.HasPrefix(line, "data: "):
-			ev.data += line[6:]
-		}
+			return len(out) < n
+		})
 	}
 	return out
 }

@@ -44,6 +44,11 @@ func acpSDK(t testing.TB) string {
 	return p
 }
 
+// agentSource is the Node test agent's source file.
+func agentSource(t testing.TB) string {
+	return filepath.Join(interopDir(t), "testdata", "acp", "agent.mjs")
+}
+
 // testAgent is the Node test agent, installed from the workspace's src/
 // by its install command (no network).
 func testAgent(t testing.TB, id string) Agent {
@@ -79,7 +84,7 @@ func newTestEnv(t testing.TB, o envOpts) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join(interopDir(t), "testdata", "acp", "agent.mjs"))
+	src, err := os.ReadFile(agentSource(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,32 +214,41 @@ func (e *testEnv) openSSE(id string, hdr ...string) *sseStream {
 	e.t.Cleanup(s.close)
 	go func() {
 		defer close(s.events)
-		r := bufio.NewReader(resp.Body)
-		var ev sseEvent
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
-			switch {
-			case line == "":
-				if ev.event != "" || ev.data != "" {
-					s.events <- ev
-				}
-				ev = sseEvent{}
-			case strings.HasPrefix(line, ":"):
-				s.events <- sseEvent{event: "comment", data: line}
-			case strings.HasPrefix(line, "event: "):
-				ev.event = line[7:]
-			case strings.HasPrefix(line, "id: "):
-				ev.id, _ = strconv.ParseUint(line[4:], 10, 64)
-			case strings.HasPrefix(line, "data: "):
-				ev.data += line[6:]
-			}
-		}
+		scanSSE(resp.Body, func(ev sseEvent) bool { s.events <- ev; return true })
 	}()
 	return s
+}
+
+// scanSSE parses an SSE stream, calling emit with each event (with the
+// data of its data: lines joined) and each comment line (as event
+// "comment") until emit returns false or the stream ends.
+func scanSSE(body io.Reader, emit func(sseEvent) bool) {
+	r := bufio.NewReader(body)
+	var ev sseEvent
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "":
+			if (ev.event != "" || ev.data != "") && !emit(ev) {
+				return
+			}
+			ev = sseEvent{}
+		case strings.HasPrefix(line, ":"):
+			if !emit(sseEvent{event: "comment", data: line}) {
+				return
+			}
+		case strings.HasPrefix(line, "event: "):
+			ev.event = line[7:]
+		case strings.HasPrefix(line, "id: "):
+			ev.id, _ = strconv.ParseUint(line[4:], 10, 64)
+		case strings.HasPrefix(line, "data: "):
+			ev.data += line[6:]
+		}
+	}
 }
 
 func (s *sseStream) close() {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -78,9 +79,6 @@ func (in *Instance) Info() InstanceInfo {
 	}
 	return info
 }
-
-// Running reports whether the agent process is up.
-func (in *Instance) Running() bool { return in.Info().Status == "running" }
 
 // start installs the agent if needed and launches it; it runs in its own
 // goroutine, so the instance is listed (and its SSE stream can be opened)
@@ -357,10 +355,7 @@ func (in *Instance) close(wait time.Duration) {
 func agentEnv(a Agent, secret []string) map[string]string {
 	env := map[string]string{}
 	for _, k := range a.HostEnv {
-		if isSecret(k, secret) {
-			continue
-		}
-		if v, ok := os.LookupEnv(k); ok {
+		if v, ok := os.LookupEnv(k); ok && !slices.Contains(secret, k) {
 			env[k] = v
 		}
 	}
@@ -368,15 +363,6 @@ func agentEnv(a Agent, secret []string) map[string]string {
 		env[k] = v
 	}
 	return env
-}
-
-func isSecret(k string, secret []string) bool {
-	for _, s := range secret {
-		if k == s {
-			return true
-		}
-	}
-	return false
 }
 
 // agentInstalled reports whether a's Check path exists in b.

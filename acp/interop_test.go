@@ -30,7 +30,7 @@ func startTestServer(t testing.TB, bin string, args ...string) (string, string) 
 	if err := os.MkdirAll(root+"/src", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join(interopDir(t), "testdata", "acp", "agent.mjs"))
+	src, err := os.ReadFile(agentSource(t))
 	if err != nil {
 		t.Fatal(err)
 	}

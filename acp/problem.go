@@ -37,21 +37,38 @@ func notFound(detail string) *problemError {
 }
 
 func conflict(detail string) *problemError {
-	p := problem(http.StatusConflict, "conflict", "Conflict", "conflict: "+detail)
-	p.Extra = map[string]any{"details": map[string]string{"message": detail}}
-	return p
+	return withDetails(problem(http.StatusConflict, "conflict", "Conflict", "conflict: "+detail), detail)
+}
+
+// agentConflict is the 409 for a server id bound to another agent.
+func agentConflict(serverID, bound, requested string) *problemError {
+	return conflict("server '" + serverID + "' already exists for agent '" + bound + "'; requested '" + requested + "'")
 }
 
 func streamError(status int, detail string) *problemError {
-	p := problem(status, "stream_error", "Stream Error", "stream error: "+detail)
-	p.Extra = map[string]any{"details": map[string]string{"message": detail}}
-	return p
+	return withDetails(problem(status, "stream_error", "Stream Error", "stream error: "+detail), detail)
 }
 
 func unsupportedMedia(detail string) *problemError {
-	p := problem(http.StatusUnsupportedMediaType, "unsupported_media_type", "Unsupported Media Type",
-		"unsupported media type: "+detail)
-	p.Extra = map[string]any{"details": map[string]string{"message": detail}}
+	return withDetails(problem(http.StatusUnsupportedMediaType, "unsupported_media_type", "Unsupported Media Type",
+		"unsupported media type: "+detail), detail)
+}
+
+// unsupportedAgent is the problem for an agent id the registry does not
+// know: 400 on an ACP bootstrap, 404 on /v1/agents/{agent}.
+func unsupportedAgent(status int, id string) *problemError {
+	p := problem(status, "unsupported_agent", "Unsupported Agent", "unsupported agent: "+id)
+	p.Extra = map[string]any{"agent": id}
+	return p
+}
+
+func tooLarge(detail string) *problemError {
+	return problem(http.StatusRequestEntityTooLarge, "too_large", "Payload Too Large", detail)
+}
+
+// withDetails adds sandbox-agent's {"details":{"message":…}} member.
+func withDetails(p *problemError, message string) *problemError {
+	p.Extra = map[string]any{"details": map[string]string{"message": message}}
 	return p
 }
 
@@ -100,7 +117,7 @@ func fsProblem(err error, p string) *problemError {
 	case errors.Is(err, fs.ErrExist):
 		return conflict("path already exists: " + p)
 	case errors.Is(err, agentbe.ErrTooLarge):
-		return problem(http.StatusRequestEntityTooLarge, "too_large", "Payload Too Large", "too large: "+p)
+		return tooLarge("too large: " + p)
 	case errors.Is(err, agentbe.ErrDestroyed):
 		return problem(http.StatusServiceUnavailable, "unavailable", "Service Unavailable", "workspace closed")
 	case errors.Is(err, fs.ErrPermission):

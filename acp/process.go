@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"sync"
 
 	agentbe "github.com/agentbe/agent-backend"
 )
@@ -50,19 +51,16 @@ func startProcess(ctx context.Context, b agentbe.Backend, command string, env ma
 // tailBuffer keeps the last max bytes written to it (the agent's stderr,
 // for diagnostics).
 type tailBuffer struct {
-	mu  chan struct{}
+	mu  sync.Mutex
 	buf []byte
 	max int
 }
 
-func newTailBuffer(max int) *tailBuffer {
-	t := &tailBuffer{mu: make(chan struct{}, 1), max: max}
-	return t
-}
+func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu <- struct{}{}
-	defer func() { <-t.mu }()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
 	if over := len(t.buf) - t.max; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
@@ -71,7 +69,7 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (t *tailBuffer) String() string {
-	t.mu <- struct{}{}
-	defer func() { <-t.mu }()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return string(t.buf)
 }

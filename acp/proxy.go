@@ -97,18 +97,22 @@ func NewProxy(cfg ProxyConfig) *Proxy {
 // backend b when it does not exist (the process starts in the background;
 // the instance is visible at once). release is called when the instance
 // ends, or at once when an existing instance is returned. An existing
-// instance bound to another agent is a 409 problem.
+// instance bound to another agent, or started on a backend with another
+// root (another scope, which must not reach it), is a 409 problem.
 func (p *Proxy) Bootstrap(serverID string, a Agent, b agentbe.Backend, release func()) (*Instance, error) {
 	if release == nil {
 		release = func() {}
 	}
+	root := b.RootDir()
 	p.mu.Lock()
 	if in, ok := p.insts[serverID]; ok {
 		p.mu.Unlock()
 		release()
-		if in.agent != a.ID {
-			return nil, conflict("server '" + serverID + "' already exists for agent '" + in.agent +
-				"'; requested '" + a.ID + "'")
+		switch {
+		case in.root != root:
+			return nil, conflict("server '" + serverID + "' is in use in another scope")
+		case in.agent != a.ID:
+			return nil, agentConflict(serverID, in.agent, a.ID)
 		}
 		return in, nil
 	}
@@ -124,7 +128,7 @@ func (p *Proxy) Bootstrap(serverID string, a Agent, b agentbe.Backend, release f
 			"too many ACP instances; DELETE one first")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &Instance{id: serverID, agent: a.ID, root: b.RootDir(), created: time.Now(), cfg: &p.cfg,
+	in := &Instance{id: serverID, agent: a.ID, root: root, created: time.Now(), cfg: &p.cfg,
 		ring:   NewRing(orDefault(p.cfg.ReplayEvents, DefaultReplayEvents), orDefault(p.cfg.ReplayBytes, DefaultReplayBytes)),
 		stderr: newTailBuffer(8 << 10), ready: make(chan struct{}), exited: make(chan struct{}),
 		ctx: ctx, cancel: cancel, release: release, pending: map[string]chan []byte{}}
@@ -189,11 +193,16 @@ func (p *Proxy) Delete(serverID string) {
 }
 
 // List describes every instance, sorted by creation time.
-func (p *Proxy) List() []InstanceInfo {
+func (p *Proxy) List() []InstanceInfo { return p.list(func(*Instance) bool { return true }) }
+
+// list describes the instances keep accepts, sorted by creation time.
+func (p *Proxy) list(keep func(*Instance) bool) []InstanceInfo {
 	p.mu.Lock()
 	all := make([]*Instance, 0, len(p.insts))
 	for _, in := range p.insts {
-		all = append(all, in)
+		if keep(in) {
+			all = append(all, in)
+		}
 	}
 	p.mu.Unlock()
 	out := make([]InstanceInfo, 0, len(all))

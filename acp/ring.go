@@ -45,13 +45,11 @@ func (r *Ring) Append(data []byte) uint64 {
 		r.bytes -= len(r.events[drop].Data)
 		drop++
 	}
-	if drop > 0 {
-		// Copy down instead of reslicing so the backing array does not grow
-		// without bound.
-		n := copy(r.events, r.events[drop:])
-		clear(r.events[n:])
-		r.events = r.events[:n]
-	}
+	// Reslicing is amortised O(1): append moves the live events to a new
+	// array, sized by their number, once the old one is full. Clearing the
+	// dropped slots lets their data be collected meanwhile.
+	clear(r.events[:drop])
+	r.events = r.events[drop:]
 	close(r.wake)
 	r.wake = make(chan struct{})
 	return id
@@ -95,9 +93,9 @@ func (r *Ring) Since(after uint64) Snapshot {
 	case after != 0 && s.Oldest != 0 && after+1 < s.Oldest:
 		s.Gap = true
 	}
-	i := 0
-	for i < len(r.events) && r.events[i].ID <= after {
-		i++
+	i := 0 // IDs are consecutive: the events after "after" start here
+	if after >= s.Oldest && s.Oldest != 0 {
+		i = int(after - s.Oldest + 1)
 	}
 	s.Events = append([]Event(nil), r.events[i:]...)
 	return s

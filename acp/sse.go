@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 	"strings"
@@ -19,24 +18,17 @@ func ParseLastEventID(v string) (uint64, error) {
 	if v == "" {
 		return 0, nil
 	}
-	if len(v) > 20 {
-		return 0, errBadLastEventID
-	}
-	for i := 0; i < len(v); i++ {
-		if v[i] < '0' || v[i] > '9' {
-			return 0, errBadLastEventID
-		}
-	}
+	// Base 10 takes digits only: no sign, prefix or underscore.
 	n, err := strconv.ParseUint(v, 10, 64)
-	if err != nil {
+	if err != nil || len(v) > 20 {
 		return 0, errBadLastEventID
 	}
 	return n, nil
 }
 
 // appendSSE appends one SSE event to b. data is a single JSON object
-// without raw newlines (the proxy guarantees this for agent output), so one
-// data: line carries it.
+// without raw newlines (agent output is split into lines before it reaches
+// the ring), so one data: line carries it.
 func appendSSE(b []byte, event string, id uint64, data []byte) []byte {
 	b = append(b, "event: "...)
 	b = append(b, event...)
@@ -44,9 +36,7 @@ func appendSSE(b []byte, event string, id uint64, data []byte) []byte {
 		b = append(b, "\nid: "...)
 		b = strconv.AppendUint(b, id, 10)
 	}
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		b = append(b, "\ndata: "...)
-		b = append(b, bytes.TrimSuffix(line, []byte("\r"))...)
-	}
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
 	return append(b, "\n\n"...)
 }

@@ -12,7 +12,6 @@ import (
 	"path"
 	"sort"
 	"strconv"
-	"strings"
 
 	agentbe "github.com/agentbe/agent-backend"
 )
@@ -53,11 +52,8 @@ func (h *Handler) fsUpload(w http.ResponseWriter, r *http.Request) {
 		dest = "."
 	}
 	ctx := r.Context()
-	if fi, err := b.Stat(ctx, dest); err == nil && !fi.IsDir() {
-		writeProblem(w, badRequest("not a directory: "+dest))
-		return
-	} else if err != nil && fsProblem(err, dest).Status != http.StatusNotFound {
-		writeProblem(w, fsProblem(err, dest))
+	if err := missingOrDir(ctx, b, dest); err != nil {
+		writeProblem(w, err)
 		return
 	}
 	stage, err := newStage(ctx, b)
@@ -124,13 +120,12 @@ func (h *Handler) stageArchive(ctx context.Context, b agentbe.Backend, stage str
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return nil, problem(http.StatusRequestEntityTooLarge, "too_large", "Payload Too Large", "archive too large")
+				return nil, tooLarge("archive too large")
 			}
 			return nil, badRequest("invalid tar archive")
 		}
 		if count >= maxEntries {
-			return nil, problem(http.StatusRequestEntityTooLarge, "too_large", "Payload Too Large",
-				"archive has more than "+strconv.Itoa(maxEntries)+" members")
+			return nil, tooLarge("archive has more than " + strconv.Itoa(maxEntries) + " members")
 		}
 		name, err := CleanMemberName(hdr.Name)
 		if err != nil {
@@ -154,12 +149,10 @@ func (h *Handler) stageArchive(ctx context.Context, b agentbe.Backend, stage str
 			}
 			total += hdr.Size
 			if hdr.Size < 0 || total > maxBytes {
-				return nil, problem(http.StatusRequestEntityTooLarge, "too_large", "Payload Too Large",
-					"archive content larger than "+strconv.FormatInt(maxBytes, 10)+" bytes")
+				return nil, tooLarge("archive content larger than " + strconv.FormatInt(maxBytes, 10) + " bytes")
 			}
 			if _, err := writeStream(ctx, b, path.Join(stage, name), tr); err != nil {
-				var pe *problemError
-				if errors.As(err, &pe) && pe.Status == http.StatusBadRequest && strings.HasPrefix(pe.Detail, "invalid request: upload interrupted") {
+				if errors.Is(err, errInterrupted) {
 					return nil, badRequest("truncated tar archive")
 				}
 				return nil, badRequest("archive member " + strconv.Quote(hdr.Name) + " conflicts with another member")
@@ -215,12 +208,10 @@ func checkUploadTargets(ctx context.Context, b agentbe.Backend, dest string, ent
 	}
 	sort.Strings(names)
 	for _, d := range append([]string{"."}, names...) {
-		fi, err := b.Stat(ctx, path.Join(dest, d))
-		if err == nil && !fi.IsDir() {
+		if err := missingOrDir(ctx, b, path.Join(dest, d)); errors.Is(err, errNotDir) {
 			return conflict("archive directory " + strconv.Quote(d) + " would replace a file")
-		}
-		if err != nil && fsProblem(err, d).Status != http.StatusNotFound {
-			return fsProblem(err, path.Join(dest, d))
+		} else if err != nil {
+			return err
 		}
 	}
 	for _, e := range entries {
@@ -235,21 +226,52 @@ func checkUploadTargets(ctx context.Context, b agentbe.Backend, dest string, ent
 	return nil
 }
 
+// errNotDir is wrapped by missingOrDir's error for an existing
+// non-directory.
+var errNotDir = errors.New("not a directory")
+
+// missingOrDir checks that p is a directory or does not exist (yet).
+func missingOrDir(ctx context.Context, b agentbe.Backend, p string) error {
+	fi, err := b.Stat(ctx, p)
+	if err == nil && !fi.IsDir() {
+		pe := badRequest("not a directory: " + p)
+		pe.Err = errNotDir
+		return pe
+	}
+	if err != nil {
+		if pe := fsProblem(err, p); pe.Status != http.StatusNotFound {
+			return pe
+		}
+	}
+	return nil
+}
+
 // commitUpload moves the staged entries into dest.
 func commitUpload(ctx context.Context, b agentbe.Backend, stage, dest string, entries []uploadEntry) error {
-	if err := b.Mkdir(ctx, dest); err != nil {
-		return fsProblem(err, dest)
+	made := map[string]bool{} // Mkdir once per directory, not once per file
+	mkdir := func(d string) error {
+		if made[d] {
+			return nil
+		}
+		if err := b.Mkdir(ctx, d); err != nil {
+			return fsProblem(err, d)
+		}
+		made[d] = true
+		return nil
+	}
+	if err := mkdir(dest); err != nil {
+		return err
 	}
 	for _, e := range entries {
 		final := path.Join(dest, e.name)
 		if e.dir {
-			if err := b.Mkdir(ctx, final); err != nil {
-				return fsProblem(err, final)
+			if err := mkdir(final); err != nil {
+				return err
 			}
 			continue
 		}
-		if err := b.Mkdir(ctx, path.Dir(final)); err != nil {
-			return fsProblem(err, path.Dir(final))
+		if err := mkdir(path.Dir(final)); err != nil {
+			return err
 		}
 		if err := b.Rename(ctx, path.Join(stage, e.name), final); err != nil {
 			return fsProblem(err, final)
