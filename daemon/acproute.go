@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strings"
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
@@ -32,33 +31,19 @@ func (s *Server) newACPHandler() (*acp.Handler, error) {
 	})
 }
 
-// acpBackend applies the static scope or the request's X-Scope-Path, as
-// newMCPServer does. The scope is released by the acp package: at the end
-// of the request, or when the ACP instance started on it ends.
+// acpBackend applies the static scope or the request's X-Scope-Path
+// (requestScopePath, as for /mcp). The scope is released by the acp
+// package: at the end of the request, or when the ACP instance started on
+// it ends.
 func (s *Server) acpBackend(r *http.Request) (agentbe.Backend, func(), error) {
-	scope := s.staticScope
-	if dyn := r.Header.Get("X-Scope-Path"); dyn != "" {
-		if s.staticScope != "" || s.cfg.ScopePath != "" {
-			return nil, nil, &acp.StatusError{Status: http.StatusBadRequest,
-				Detail: "Server was started with static scope '" + s.cfg.ScopePath + "', but request also specified scope '" +
-					dyn + "'. Use one or the other, not both."}
-		}
-		norm, err := NormalizeScopePath(dyn)
-		if err != nil {
-			return nil, nil, &acp.StatusError{Status: http.StatusBadRequest,
-				Detail: "Scope path must not contain path traversal sequences"}
-		}
-		scope = norm
+	scope, refused := s.requestScopePath(r)
+	if refused != nil {
+		return nil, nil, &acp.StatusError{Status: http.StatusBadRequest, Detail: refused.detail}
 	}
 	if scope == "" {
 		return s.local, nil, nil
 	}
-	sc, err := s.local.Scope(scope, agentbe.ScopeOptions{})
-	if err == nil {
-		if err = sc.Mkdir(r.Context(), "."); err != nil {
-			sc.Destroy(context.Background())
-		}
-	}
+	sc, err := s.openScope(r.Context(), scope)
 	if err != nil {
 		return nil, nil, &acp.StatusError{Status: http.StatusBadRequest,
 			Detail: "Scope path must name a directory of the workspace, not a symbolic link or a file"}
@@ -95,13 +80,3 @@ func (s *Server) requireBearer(h http.Handler) http.Handler {
 // not a loopback name or one of Config.AllowedHosts: the /mcp route's check
 // (mcp.RebindingError), for the /v1 routes.
 func (s *Server) rebound(r *http.Request) bool { return mcp.RebindingError(r, s.allowedHosts) != "" }
-
-// normalizeHosts lower-cases host names and strips IPv6 brackets, the form
-// mcp.RebindingError compares.
-func normalizeHosts(hosts []string) []string {
-	out := make([]string, len(hosts))
-	for i, h := range hosts {
-		out[i] = strings.ToLower(strings.Trim(h, "[]"))
-	}
-	return out
-}

@@ -181,19 +181,27 @@ func benchSSHClient(b *testing.B, d *testDaemon) *ssh.Client {
 
 // benchSFTP opens an SFTP client through /ssh.
 func benchSFTP(b *testing.B, d *testDaemon) *sftpjail.Client {
-	c := benchSSHClient(b, d)
-	s, _ := c.NewSession()
+	return sftpSession(b, benchSSHClient(b, d))
+}
+
+// sftpSession opens the sftp subsystem in a new session of c.
+func sftpSession(tb testing.TB, c *ssh.Client) *sftpjail.Client {
+	tb.Helper()
+	s, err := c.NewSession()
+	if err != nil {
+		tb.Fatal(err)
+	}
 	w, _ := s.StdinPipe()
 	r, _ := s.StdoutPipe()
 	if err := s.RequestSubsystem("sftp"); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	cl, err := sftpjail.NewClient(struct {
 		io.Reader
 		io.WriteCloser
 	}{r, w})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return cl
 }

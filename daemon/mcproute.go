@@ -83,34 +83,19 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, error) {
 				"Server is configured for "+s.rootDir+", not "+want[0])
 		}
 	}
-	scope := s.staticScope
-	if dyn, ok := r.Header["X-Scope-Path"]; ok && len(dyn) > 0 && dyn[0] != "" {
-		if s.staticScope != "" || s.cfg.ScopePath != "" {
-			return nil, httpErr(http.StatusBadRequest, "Scope conflict",
-				"Server was started with static scope '"+s.cfg.ScopePath+"', but request also specified scope '"+dyn[0]+
-					"'. Use one or the other, not both.")
-		}
-		norm, err := NormalizeScopePath(dyn[0])
-		if err != nil {
-			return nil, httpErr(http.StatusBadRequest, "Invalid scope path", "Scope path must not contain path traversal sequences")
-		}
-		scope = norm
+	scope, refused := s.requestScopePath(r)
+	if refused != nil {
+		return nil, httpErr(http.StatusBadRequest, refused.title, refused.detail)
 	}
 	if scope == "" {
 		return agentbe.NewMCPServer(s.local), nil
 	}
-	sc, err := s.local.Scope(scope, agentbe.ScopeOptions{})
+	sc, err := s.openScope(r.Context(), scope)
 	if err != nil {
 		return nil, scopeError(err)
 	}
 	if holder, ok := r.Context().Value(requestScopeKey{}).(*requestScope); ok {
 		holder.scope = sc
-	}
-	// The MCP tools expect the scope directory to exist (a new file's
-	// parent must); the library's scope creates it on its first write only.
-	if err := sc.Mkdir(r.Context(), "."); err != nil {
-		sc.Destroy(context.Background())
-		return nil, scopeError(err)
 	}
 	return agentbe.NewMCPServer(sc), nil
 }

@@ -1,9 +1,13 @@
 package daemon
 
 import (
+	"context"
 	"errors"
+	"net/http"
 	"path"
 	"strings"
+
+	agentbe "github.com/agentbe/agent-backend"
 )
 
 // ErrInvalidScope is wrapped by NormalizeScopePath's error.
@@ -34,4 +38,44 @@ func NormalizeScopePath(p string) (string, error) {
 		return "", ErrInvalidScope
 	}
 	return trimmed, nil
+}
+
+// scopeRefusal is an X-Scope-Path the daemon answers with 400: it
+// conflicts with the static scope, or it fails NormalizeScopePath.
+type scopeRefusal struct{ title, detail string }
+
+// requestScopePath returns the scope a request works in (daemon.md, MCP
+// Request Handling): the static scope, or the request's X-Scope-Path
+// normalized. "" is the whole workspace. /mcp and /v1 share it and differ
+// only in how they word a refusal.
+func (s *Server) requestScopePath(r *http.Request) (string, *scopeRefusal) {
+	dyn := r.Header.Get("X-Scope-Path")
+	if dyn == "" {
+		return s.staticScope, nil
+	}
+	if s.staticScope != "" || s.cfg.ScopePath != "" {
+		return "", &scopeRefusal{"Scope conflict", "Server was started with static scope '" + s.cfg.ScopePath +
+			"', but request also specified scope '" + dyn + "'. Use one or the other, not both."}
+	}
+	norm, err := NormalizeScopePath(dyn)
+	if err != nil {
+		return "", &scopeRefusal{"Invalid scope path", "Scope path must not contain path traversal sequences"}
+	}
+	return norm, nil
+}
+
+// openScope creates the scope of one request and its directory: the MCP
+// tools and the file API expect it to exist (a new file's parent must),
+// and the library's scope creates it on its first write only. The caller
+// destroys the scope when the request is done; on error nothing is left.
+func (s *Server) openScope(ctx context.Context, scope string) (*agentbe.Scope, error) {
+	sc, err := s.local.Scope(scope, agentbe.ScopeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.Mkdir(ctx, "."); err != nil {
+		sc.Destroy(context.Background())
+		return nil, err
+	}
+	return sc, nil
 }

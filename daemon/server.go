@@ -14,6 +14,7 @@ import (
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
+	"github.com/agentbe/agent-backend/mcp"
 )
 
 // Server is a running daemon's state: the workspace backend, the HTTP
@@ -57,7 +58,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
-		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: normalizeHosts(cfg.AllowedHosts)}
+		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: mcp.NormalizeHosts(cfg.AllowedHosts)}
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
 	}

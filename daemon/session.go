@@ -327,21 +327,23 @@ func (s *Server) shellCommand(tty bool) string {
 	if !tty {
 		return "exec " + sh
 	}
-	if setsidPath != "" {
-		return "exec " + setsidPath + " -w -c " + sh + " -i"
+	if setsid := setsidPath(); setsid != "" {
+		return "exec " + setsid + " -w -c " + sh + " -i"
 	}
 	return "exec " + sh + " -i"
 }
 
-// setsidPath is util-linux's setsid, if installed.
-var setsidPath = func() string {
+// setsidPath returns util-linux's setsid, if installed. It is looked up on
+// the first interactive shell, not when the package is loaded (every
+// agent-backend command and test binary imports it).
+var setsidPath = sync.OnceValue(func() string {
 	for _, p := range []string{"/usr/bin/setsid", "/bin/setsid"} {
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			return p
 		}
 	}
 	return ""
-}()
+})
 
 // resolveShellPath follows daemon.md's shell resolution.
 func resolveShellPath(pref agentbe.Shell) string {

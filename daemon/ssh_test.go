@@ -20,7 +20,6 @@ import (
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
-	"github.com/agentbe/agent-backend/sftpjail"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/net/websocket"
 )
@@ -309,23 +308,7 @@ func TestSSHDisconnectKillsAndSignal(t *testing.T) {
 
 func TestSSHSFTP(t *testing.T) {
 	d := startDaemon(t, Config{ScopePath: "tenant"})
-	c := sshClient(t, d, "", "")
-	s, err := c.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := s.StdinPipe()
-	r, _ := s.StdoutPipe()
-	if err := s.RequestSubsystem("sftp"); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := sftpjail.NewClient(struct {
-		io.Reader
-		io.WriteCloser
-	}{r, w})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := sftpSession(t, sshClient(t, d, "", ""))
 	defer cl.Close()
 	ctx := context.Background()
 	f, err := cl.Create(ctx, "/dir/hello.bin")
@@ -373,14 +356,7 @@ func TestSSHPTYHangup(t *testing.T) {
 		t.Run(iso, func(t *testing.T) {
 			d := startDaemon(t, Config{Isolation: agentbe.Isolation(iso)})
 			c := sshClient(t, d, "", "")
-			s, _ := c.NewSession()
-			if err := s.RequestPty("xterm", 24, 80, ssh.TerminalModes{}); err != nil {
-				t.Fatal(err)
-			}
-			in, _ := s.StdinPipe()
-			if err := s.Shell(); err != nil {
-				t.Fatal(err)
-			}
+			_, in := ptyShell(t, c, 24, 80, nil)
 			marker := "sleep 765.2" + strconv.Itoa(len(iso))
 			io.WriteString(in, marker+"\n")
 			waitProcess(t, marker)
@@ -396,16 +372,8 @@ func TestSSHPTYInterrupt(t *testing.T) {
 	for _, iso := range []string{"none", "bwrap"} {
 		t.Run(iso, func(t *testing.T) {
 			d := startDaemon(t, Config{Isolation: agentbe.Isolation(iso)})
-			c := sshClient(t, d, "", "")
-			s, _ := c.NewSession()
+			s, in := ptyShell(t, sshClient(t, d, "", ""), 24, 80, nil)
 			defer s.Close()
-			if err := s.RequestPty("xterm", 24, 80, ssh.TerminalModes{}); err != nil {
-				t.Fatal(err)
-			}
-			in, _ := s.StdinPipe()
-			if err := s.Shell(); err != nil {
-				t.Fatal(err)
-			}
 			marker := "sleep 543.1" + strconv.Itoa(len(iso))
 			io.WriteString(in, marker+"\n")
 			waitProcess(t, marker)
@@ -419,24 +387,32 @@ func TestSSHPTYInterrupt(t *testing.T) {
 	}
 }
 
+// ptyShell requests an xterm pty of rows×cols in a new session of c and
+// starts an interactive shell on it; out, if not nil, receives what the
+// shell prints. It returns the session and the shell's input.
+func ptyShell(t *testing.T, c *ssh.Client, rows, cols int, out io.Writer) (*ssh.Session, io.WriteCloser) {
+	t.Helper()
+	s, _ := c.NewSession()
+	if err := s.RequestPty("xterm", rows, cols, ssh.TerminalModes{}); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := s.StdinPipe()
+	s.Stdout = out
+	if err := s.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	return s, in
+}
+
 // ttyLine matches what tty(1) prints for a terminal (bwrap shows the pty
 // as /dev/console inside its own /dev).
 var ttyLine = regexp.MustCompile(`(/dev/pts/[0-9]+|/dev/console)\r?\n`)
 
 func testPTYShell(t *testing.T, iso string) {
 	d := startDaemon(t, Config{Isolation: agentbe.Isolation(iso)})
-	c := sshClient(t, d, "", "")
-	s, _ := c.NewSession()
-	defer s.Close()
-	if err := s.RequestPty("xterm", 40, 100, ssh.TerminalModes{}); err != nil {
-		t.Fatal(err)
-	}
-	in, _ := s.StdinPipe()
 	var out bytes.Buffer
-	s.Stdout = &out
-	if err := s.Shell(); err != nil {
-		t.Fatal(err)
-	}
+	s, in := ptyShell(t, sshClient(t, d, "", ""), 40, 100, &out)
+	defer s.Close()
 	if err := s.WindowChange(50, 120); err != nil {
 		t.Fatal(err)
 	}

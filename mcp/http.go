@@ -95,11 +95,18 @@ func NewHTTPHandler(newServer func(r *http.Request) (*Server, error), opts HTTPO
 	if opts.CancelKey == nil {
 		opts.CancelKey = defaultCancelKey
 	}
-	h := &httpHandler{newServer: newServer, opts: opts, running: make(map[string][]*runningCall)}
-	for _, host := range opts.AllowedHosts {
-		h.allowed = append(h.allowed, strings.ToLower(strings.Trim(host, "[]")))
+	return &httpHandler{newServer: newServer, opts: opts, running: make(map[string][]*runningCall),
+		allowed: NormalizeHosts(opts.AllowedHosts)}
+}
+
+// NormalizeHosts puts host names in the form RebindingError compares:
+// lower case, without IPv6 brackets.
+func NormalizeHosts(hosts []string) []string {
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		out[i] = strings.ToLower(strings.Trim(h, "[]"))
 	}
-	return h
+	return out
 }
 
 type httpHandler struct {
@@ -511,7 +518,7 @@ func (h *httpHandler) rebindingError(r *http.Request) string { return RebindingE
 // RebindingError reports why r must be refused as a DNS-rebinding attempt
 // (a web page whose name now resolves to 127.0.0.1): it arrived on a
 // loopback listener, but its Host or Origin names neither a loopback host
-// nor one of allowed (lower-case names, without port). "" lets it through,
+// nor one of allowed (names as NormalizeHosts gives them). "" lets it through,
 // as it does every request that arrived on another address.
 func RebindingError(r *http.Request, allowed []string) string {
 	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)

@@ -71,13 +71,20 @@ func startDaemonBinary(t *testing.T, bin string, extra ...string) (*daemonProc, 
 		case <-time.After(10 * time.Second):
 		}
 	})
-	url := "http://127.0.0.1:" + strconv.Itoa(d.port) + "/health"
+	return d, waitHealth(t, d.port, start)
+}
+
+// waitHealth polls /health of the daemon on 127.0.0.1:port until it
+// answers 200 and returns the time since start; after 20 s it fails t.
+func waitHealth(t *testing.T, port int, start time.Time) time.Duration {
+	t.Helper()
+	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/health"
 	for {
 		resp, err := http.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return d, time.Since(start)
+				return time.Since(start)
 			}
 		}
 		if time.Since(start) > 20*time.Second {
@@ -291,18 +298,7 @@ func TestConformanceDaemonHTTP(t *testing.T) {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/health")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("daemon did not come up")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitHealth(t, port, time.Now())
 	out, err := runNode(t, 5*time.Minute, interop, nil, filepath.Join(pack, "capture.mjs"),
 		"--profile", "agentbe", "--compare", filepath.Join(pack, "golden.json"),
 		"--http", "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp", "--header", "Authorization:Bearer T0K", "--base", base)
@@ -328,18 +324,7 @@ func TestTokenLeavesArgvAndEnv(t *testing.T) {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/health")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("daemon did not come up")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitHealth(t, port, time.Now())
 	pid := strconv.Itoa(cmd.Process.Pid)
 	for _, f := range []string{"cmdline", "environ"} {
 		b, err := os.ReadFile("/proc/" + pid + "/" + f)

@@ -161,8 +161,6 @@ type Conn struct {
 	masked bool
 	pos    int
 
-	server bool // frames are sent unmasked and must arrive masked
-
 	wmu       sync.Mutex
 	closeSent bool
 
@@ -229,9 +227,6 @@ func (c *Conn) nextDataFrame() error {
 			n = binary.BigEndian.Uint64(b[:])
 		}
 		c.masked = h[1]&0x80 != 0
-		if c.server && !c.masked {
-			return errors.New("websocket: unmasked frame from a client")
-		}
 		if c.masked {
 			if _, err := io.ReadFull(c.br, c.mask[:]); err != nil {
 				return err
@@ -247,9 +242,7 @@ func (c *Conn) nextDataFrame() error {
 				return err
 			}
 			if c.masked {
-				for i := range payload {
-					payload[i] ^= c.mask[i%4]
-				}
+				maskBytes(payload, c.mask)
 			}
 			switch op {
 			case 8:
@@ -304,12 +297,9 @@ func (c *Conn) writeFrame(op byte, p []byte) error {
 }
 
 func (c *Conn) writeFrameLocked(op byte, p []byte) error {
-	hdr := make([]byte, 0, 14+len(p))
+	const maskBit = 0x80              // a client masks every frame
+	hdr := make([]byte, 0, 14+len(p)) // header, key and payload in one write
 	hdr = append(hdr, 0x80|op)
-	maskBit := byte(0x80)
-	if c.server {
-		maskBit = 0
-	}
 	switch n := len(p); {
 	case n < 126:
 		hdr = append(hdr, maskBit|byte(n))
@@ -319,17 +309,6 @@ func (c *Conn) writeFrameLocked(op byte, p []byte) error {
 	default:
 		hdr = append(hdr, maskBit|127)
 		hdr = binary.BigEndian.AppendUint64(hdr, uint64(n))
-	}
-	if c.server {
-		if len(p) > 0 && len(p) <= 4096 {
-			_, err := c.raw.Write(append(hdr, p...))
-			return err
-		}
-		if _, err := c.raw.Write(hdr); err != nil {
-			return err
-		}
-		_, err := c.raw.Write(p)
-		return err
 	}
 	var mask [4]byte
 	rand.Read(mask[:])
