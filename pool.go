@@ -70,10 +70,12 @@ type Pool[C any] struct {
 	shut  bool
 }
 
+// poolEntry is a key's backend. An entry whose build failed is removed
+// in the same critical section that closes ready, so a ready entry in the
+// map always has its backend.
 type poolEntry struct {
 	ready   chan struct{} // closed once the build finished
 	b       Backend
-	err     error
 	shard   string
 	users   int
 	lastUse time.Time
@@ -126,10 +128,6 @@ func NewPool[C any](cfg PoolConfig[C]) (*Pool[C], error) {
 // when it does not exist yet or is no longer usable. The override of a
 // later Acquire does not change an existing backend.
 func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease, error) {
-	cfg := p.cfg.Defaults
-	if override != nil {
-		cfg = p.cfg.Merge(cfg, *override)
-	}
 	if key == "" {
 		p.mu.Lock()
 		if p.shut {
@@ -137,7 +135,7 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 			return nil, ErrPoolClosed
 		}
 		p.mu.Unlock()
-		b, err := p.cfg.New(ctx, cfg)
+		b, err := p.cfg.New(ctx, p.config(override))
 		if err != nil {
 			return nil, err
 		}
@@ -162,20 +160,18 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 		if ok {
 			select {
 			case <-e.ready:
-				if e.err == nil && isUsable(e.b) {
+				if isUsable(e.b) {
 					e.users++
 					p.mu.Unlock()
 					return &Lease{Backend: e.b, key: key, entry: e}, nil
 				}
-				// Failed build or dead backend: replace it.
+				// A dead backend: replace it.
 				delete(p.m, key)
 				if e.shard != "" {
 					p.down[e.shard] = time.Now().Add(p.cfg.ShardRetry)
 				}
 				p.mu.Unlock()
-				if e.b != nil {
-					e.b.Destroy(context.WithoutCancel(ctx))
-				}
+				e.b.Destroy(context.WithoutCancel(ctx))
 				continue
 			default:
 				p.mu.Unlock()
@@ -190,14 +186,17 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 		e = &poolEntry{ready: make(chan struct{}), users: 1}
 		if len(p.cfg.Shards) > 0 {
 			e.shard = p.pickShard(key)
-			cfg = p.cfg.Place(cfg, e.shard)
 		}
 		p.m[key] = e
 		p.mu.Unlock()
 
+		cfg := p.config(override)
+		if e.shard != "" {
+			cfg = p.cfg.Place(cfg, e.shard)
+		}
 		b, err := p.cfg.New(ctx, cfg)
 		p.mu.Lock()
-		e.b, e.err = b, err
+		e.b = b
 		close(e.ready)
 		if err != nil {
 			if p.m[key] == e {
@@ -217,6 +216,15 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 		p.mu.Unlock()
 		return &Lease{Backend: b, key: key, entry: e}, nil
 	}
+}
+
+// config is the defaults merged with override (nil: the defaults). It is
+// computed only when a backend is built: an existing one ignores it.
+func (p *Pool[C]) config(override *C) C {
+	if override == nil {
+		return p.cfg.Defaults
+	}
+	return p.cfg.Merge(p.cfg.Defaults, *override)
 }
 
 // pickShard returns the live shard for key (all shards when none is
@@ -314,11 +322,9 @@ func (p *Pool[C]) Sweep() int {
 		default:
 			continue
 		}
-		if e.users == 0 && (now.Sub(e.lastUse) >= p.cfg.IdleTimeout || e.err != nil || !isUsable(e.b)) {
+		if e.users == 0 && (now.Sub(e.lastUse) >= p.cfg.IdleTimeout || !isUsable(e.b)) {
 			delete(p.m, k)
-			if e.b != nil {
-				victims = append(victims, e.b)
-			}
+			victims = append(victims, e.b)
 		}
 	}
 	p.mu.Unlock()
@@ -356,9 +362,7 @@ func (p *Pool[C]) Close(ctx context.Context) error {
 	for _, e := range p.m {
 		select {
 		case <-e.ready:
-			if e.b != nil {
-				all = append(all, e.b)
-			}
+			all = append(all, e.b)
 		default: // its builder destroys it when it sees shut
 		}
 	}

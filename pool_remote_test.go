@@ -3,9 +3,7 @@ package agentbe_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"runtime"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -26,9 +24,7 @@ func remotePool(t *testing.T, daemons []*testDaemon) *agentbe.Pool[agentbe.Remot
 			Reconnect: agentbe.ReconnectConfig{Disabled: true}},
 		Shards: shards,
 		Place: func(c agentbe.RemoteConfig, shard string) agentbe.RemoteConfig {
-			host, port, _ := net.SplitHostPort(shard)
-			c.Host = host
-			c.Port, _ = strconv.Atoi(port)
+			c.Host, c.Port = splitHostPort(shard)
 			return c
 		},
 		New: func(ctx context.Context, c agentbe.RemoteConfig) (agentbe.Backend, error) {
@@ -143,11 +139,18 @@ func TestPoolScaleOutAcrossDaemons(t *testing.T) {
 	if err := p.Close(ctx); err != nil {
 		t.Error(err)
 	}
+	checkGoroutinesBack(t, before, 10)
+}
+
+// checkGoroutinesBack waits up to 10 s for the goroutine count to fall back
+// to at most before+slack, and reports an error if it does not.
+func checkGoroutinesBack(t *testing.T, before, slack int) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > before+10 && time.Now().Before(deadline) {
+	for runtime.NumGoroutine() > before+slack && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := runtime.NumGoroutine(); n > before+10 {
+	if n := runtime.NumGoroutine(); n > before+slack {
 		t.Errorf("goroutines %d after Close, %d before", n, before)
 	}
 }
@@ -186,13 +189,7 @@ func TestPoolRemoteNoDuplicates(t *testing.T) {
 		t.Errorf("stats %+v", s)
 	}
 	must(t, p.Close(ctx))
-	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > before+5 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before+5 {
-		t.Errorf("goroutines %d after Close, %d before", n, before)
-	}
+	checkGoroutinesBack(t, before, 5)
 }
 
 // TestRemoteStatusBeforeError: when a file operation fails because the

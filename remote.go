@@ -234,9 +234,8 @@ func (r *Remote) remotePath(op, p string) (string, error) {
 	return wspath.Join(r.rootDir, rel), nil
 }
 
-// Host and Port are the daemon this Remote talks to (Port with its
-// default applied).
+// Host returns the host name or address of the daemon this Remote talks to.
 func (r *Remote) Host() string { return r.core.cfg.Host }
 
-// Port returns the daemon's HTTP/WebSocket port.
-func (r *Remote) Port() int { return portOr(r.core.cfg.Port, 3001) }
+// Port returns the daemon's HTTP/WebSocket port, its default applied.
+func (r *Remote) Port() int { return r.core.port() }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -28,6 +29,10 @@ var ErrUnauthorized = errors.New("unauthorized")
 // defaultConnectTimeout bounds a connection attempt when OperationTimeout
 // is not set.
 const defaultConnectTimeout = 30 * time.Second
+
+// defaultDaemonPort is the daemon's HTTP/WebSocket port when
+// RemoteConfig.Port is 0.
+const defaultDaemonPort = 3001
 
 // remoteCore is what a Remote and its scope views share: the configuration,
 // the connection and its state machine.
@@ -232,31 +237,34 @@ func (c *remoteCore) maxRetries() int {
 	}
 }
 
-// watch waits for the link to end and handles the loss.
-func (c *remoteCore) watch(l *remoteLink) {
-	err := l.ssh.Wait()
-	c.lost(l, err)
-}
+// watch waits for the SSH connection to end and handles the loss.
+func (c *remoteCore) watch(l *remoteLink) { c.lost(l, l.ssh.Wait()) }
 
-// lost tears a link down once: pending operations fail (the SFTP session
-// and the SSH channels close), the status becomes disconnected and one
-// reconnection is scheduled.
+// lost is where every detector of a link's end reports: the SSH connection
+// ending (watch), keepalive, and the SFTP stream ending (sessionStream). If
+// l is the current link, the status becomes disconnected and one
+// reconnection is scheduled; then l is torn down (the SFTP session and the
+// SSH channels close), so pending operations fail only once the status
+// says so. Calls after the first, including the one l's own teardown
+// makes, do nothing. (c.link == l implies not destroyed: destroy clears
+// c.link. The retry counter is already zero: a link is installed only
+// with it reset.)
 func (c *remoteCore) lost(l *remoteLink, cause error) {
-	l.close()
+	select {
+	case <-l.lost:
+		return
+	default:
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.link != l {
-		return
+	if c.link == l {
+		c.link, c.lastErr = nil, cause
+		c.life.setStatus(StatusDisconnected)
+		if !c.cfg.Reconnect.Disabled {
+			c.schedule()
+		}
 	}
-	c.link, c.lastErr = nil, cause
-	if c.destroyed {
-		return
-	}
-	c.life.setStatus(StatusDisconnected)
-	if !c.cfg.Reconnect.Disabled {
-		c.retries = 0
-		c.schedule()
-	}
+	c.mu.Unlock()
+	l.close()
 }
 
 // destroy implements Remote.Destroy.
@@ -285,7 +293,24 @@ func (c *remoteCore) addr() string {
 	if c.cfg.Transport == TransportSSH {
 		return net.JoinHostPort(c.cfg.Host, strconv.Itoa(portOr(c.cfg.SSHPort, 22)))
 	}
-	return net.JoinHostPort(c.cfg.Host, strconv.Itoa(portOr(c.cfg.Port, 3001)))
+	return net.JoinHostPort(c.cfg.Host, strconv.Itoa(c.port()))
+}
+
+// port is the daemon's HTTP/WebSocket port, its default applied.
+func (c *remoteCore) port() int { return portOr(c.cfg.Port, defaultDaemonPort) }
+
+// header returns a copy of the configured Headers with the token's
+// Authorization added: what the WebSocket upgrade and every MCP request
+// carry.
+func (c *remoteCore) header() http.Header {
+	h := c.cfg.Headers.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	if c.cfg.Token != "" {
+		h.Set("Authorization", "Bearer "+c.cfg.Token)
+	}
+	return h
 }
 
 func portOr(p, def int) int {
@@ -333,7 +358,14 @@ func (c *remoteCore) dial(ctx context.Context) (*remoteLink, error) {
 		return nil, err
 	}
 	client := ssh.NewClient(sc, chans, reqs)
-	sftp, err := openSFTP(ctx, client)
+	// The end of the SFTP stream is the loss of the link, which exists only
+	// once this dial succeeded: until then the dial's own errors report it.
+	var owner atomic.Pointer[remoteLink]
+	sftp, err := openSFTP(ctx, client, func(cause error) {
+		if l := owner.Load(); l != nil {
+			c.lost(l, cause)
+		}
+	})
 	if err != nil {
 		client.Close()
 		return nil, err
@@ -349,6 +381,7 @@ func (c *remoteCore) dial(ctx context.Context) (*remoteLink, error) {
 		return nil, fmt.Errorf("workspace %s on the daemon: %w", c.rootDir, err)
 	}
 	l := &remoteLink{ssh: client, sftp: sftp, lost: make(chan struct{}), presentedRoot: presented}
+	owner.Store(l)
 	go c.keepalive(l)
 	return l, nil
 }
@@ -363,14 +396,7 @@ func (c *remoteCore) dialWebSocket(ctx context.Context) (net.Conn, error) {
 	if c.cfg.Secure {
 		scheme = "wss"
 	}
-	h := c.cfg.Headers.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
-	if c.cfg.Token != "" {
-		h.Set("Authorization", "Bearer "+c.cfg.Token)
-	}
-	return wsnet.Dial(ctx, scheme+"://"+c.addr()+"/ssh", wsnet.DialConfig{Header: h, TLS: c.cfg.TLS})
+	return wsnet.Dial(ctx, scheme+"://"+c.addr()+"/ssh", wsnet.DialConfig{Header: c.header(), TLS: c.cfg.TLS})
 }
 
 func (c *remoteCore) sshConfig() *ssh.ClientConfig {
@@ -400,8 +426,9 @@ func (c *remoteCore) sshConfig() *ssh.ClientConfig {
 	return &ssh.ClientConfig{User: user, Auth: auth, HostKeyCallback: hk}
 }
 
-// openSFTP starts the "sftp" subsystem on a new session.
-func openSFTP(ctx context.Context, client *ssh.Client) (*sftpjail.Client, error) {
+// openSFTP starts the "sftp" subsystem on a new session; down is told when
+// its stream ends (see sessionStream).
+func openSFTP(ctx context.Context, client *ssh.Client, down func(error)) (*sftpjail.Client, error) {
 	s, err := client.NewSession()
 	if err != nil {
 		return nil, err
@@ -420,21 +447,50 @@ func openSFTP(ctx context.Context, client *ssh.Client) (*sftpjail.Client, error)
 		s.Close()
 		return nil, fmt.Errorf("sftp subsystem: %w", err)
 	}
-	return sftpjail.NewClientContext(ctx, sessionStream{r, w, s}, &sftpjail.ClientOptions{ChunkSize: remoteChunk, MaxInFlight: remoteInFlight})
+	return sftpjail.NewClientContext(ctx, sessionStream{r: r, w: w, s: s, down: down},
+		&sftpjail.ClientOptions{ChunkSize: remoteChunk, MaxInFlight: remoteInFlight})
 }
 
-// sessionStream is an SSH session's stdin and stdout as one stream.
+// errSFTPClosed is the cause of a loss found by the SFTP client closing its
+// stream by itself (a malformed reply).
+var errSFTPClosed = errors.New("SFTP session closed")
+
+// sessionStream is an SSH session's stdin and stdout as one stream, for the
+// SFTP client. Its end is a transport-level loss of the link: a failed Read
+// or Write calls down before the SFTP client sees the error and fails its
+// requests, so the status has changed before any operation returns
+// CONNECTION_CLOSED.
 type sessionStream struct {
-	io.Reader
-	w io.WriteCloser
-	s *ssh.Session
+	r    io.Reader
+	w    io.WriteCloser
+	s    *ssh.Session
+	down func(error)
 }
 
-func (s sessionStream) Write(p []byte) (int, error) { return s.w.Write(p) }
+func (s sessionStream) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil {
+		s.down(err)
+	}
+	return n, err
+}
+
+func (s sessionStream) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil {
+		s.down(err)
+	}
+	return n, err
+}
 
 // Close closes the channel. It sends no EOF first: x/crypto's CloseWrite
-// races with a Write in flight on another goroutine.
-func (s sessionStream) Close() error { return s.s.Close() }
+// races with a Write in flight on another goroutine. down runs on its own
+// goroutine: when the SFTP client closes the stream by itself, it does so
+// inside its own Close, which the link's teardown calls again.
+func (s sessionStream) Close() error {
+	go s.down(errSFTPClosed)
+	return s.s.Close()
+}
 
 // keepalive probes the link every interval and closes it after CountMax
 // probes in a row went unanswered within an interval.

@@ -65,10 +65,11 @@ func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]
 			Err: errors.New(`the working directory's name contains $ ` + "`" + ` \ or ", which cannot be sent safely`)}
 	}
 	env := mergeMaps(r.core.cfg.Env, opts.Env)
-	if err := validateEnv(env); err != nil {
-		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindRemote, Err: err}
+	err := validateEnv(env)
+	if err == nil {
+		err = validateRemoteEnv(env)
 	}
-	if err := validateRemoteEnv(env); err != nil {
+	if err != nil {
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindRemote, Err: err}
 	}
 	ctx, cancel := r.core.opCtx(ctx)

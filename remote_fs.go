@@ -5,11 +5,9 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path"
 	"sort"
-	"strconv"
 	"sync"
 
 	"github.com/agentbe/agent-backend/internal/wspath"
@@ -20,9 +18,9 @@ import (
 // is ever built from a path. Paths follow the workspace conventions and are
 // sent as absolute paths under RootDir.
 
-// sftpOp resolves p, connects if needed and runs fn with the SFTP client and
-// the remote path, under OperationTimeout; errors become *Error values.
-func (r *Remote) sftpOp(ctx context.Context, op, p string, fn func(ctx context.Context, c *sftpjail.Client, rp string) error) error {
+// linkOp resolves p, connects if needed and runs fn with the link and the
+// remote path, under OperationTimeout; errors become *Error values.
+func (r *Remote) linkOp(ctx context.Context, op, p string, fn func(ctx context.Context, l *remoteLink, rp string) error) error {
 	rp, err := r.remotePath(op, p)
 	if err != nil {
 		return err
@@ -33,11 +31,20 @@ func (r *Remote) sftpOp(ctx context.Context, op, p string, fn func(ctx context.C
 	if err != nil {
 		return fillError(err, p, "")
 	}
-	return r.fail(op, p, l, fn(ctx, l.sftp, rp))
+	return r.fail(op, p, l, fn(ctx, l, rp))
+}
+
+// sftpOp is linkOp for fn that needs only the link's SFTP client.
+func (r *Remote) sftpOp(ctx context.Context, op, p string, fn func(ctx context.Context, c *sftpjail.Client, rp string) error) error {
+	return r.linkOp(ctx, op, p, func(ctx context.Context, l *remoteLink, rp string) error {
+		return fn(ctx, l.sftp, rp)
+	})
 }
 
 // fail wraps the error of an operation on link l: DESTROYED after Destroy,
-// CONNECTION_CLOSED when the link went down, else as wrapErr does.
+// CONNECTION_CLOSED when the link went down, else as wrapErr does. A
+// failure of the SFTP stream has already been recorded as the link's loss
+// (see sessionStream), so the status no longer says connected.
 func (r *Remote) fail(op, p string, l *remoteLink, err error) error {
 	if err == nil {
 		return nil
@@ -45,13 +52,6 @@ func (r *Remote) fail(op, p string, l *remoteLink, err error) error {
 	var e *Error
 	if errors.As(err, &e) {
 		return err
-	}
-	if errors.Is(err, sftpjail.ErrConnClosed) {
-		// The SFTP session ended with its link. Record the loss now, so
-		// that the status says so before the caller sees the error (a Pool
-		// deciding where to send the next operation reads it); the link's
-		// watcher may not have noticed yet, and lost is idempotent.
-		r.core.lost(l, err)
 	}
 	select {
 	case <-l.lost:
@@ -361,25 +361,18 @@ func (r *Remote) Touch(ctx context.Context, p string) error {
 // connection was made.
 func (r *Remote) RealPath(ctx context.Context, p string) (real string, err error) {
 	done := r.logBegin("realpath", p)
-	rp, err := r.remotePath("realpath", p)
-	if err == nil {
-		ctx, cancel := r.core.opCtx(ctx)
-		defer cancel()
-		var l *remoteLink
-		if l, err = r.core.ensure(ctx, "realpath"); err != nil {
-			err = fillError(err, p, "")
-		} else {
-			var got string
-			got, err = l.sftp.RealPath(ctx, rp)
-			if err == nil {
-				var ok bool
-				if real, ok = r.fromPresented(l, got); !ok {
-					real, err = "", ErrPathEscape
-				}
-			}
-			err = r.fail("realpath", p, l, err)
+	err = r.linkOp(ctx, "realpath", p, func(ctx context.Context, l *remoteLink, rp string) error {
+		got, err := l.sftp.RealPath(ctx, rp)
+		if err != nil {
+			return err
 		}
-	}
+		var ok bool
+		if real, ok = r.fromPresented(l, got); !ok {
+			real = ""
+			return ErrPathEscape
+		}
+		return nil
+	})
 	done(err)
 	return real, err
 }
@@ -416,8 +409,7 @@ type remoteWriter struct {
 // remoteCreate opens a temporary sibling of rp (O_EXCL, so nothing planted
 // there is followed), creating the parents when missing.
 func remoteCreate(ctx context.Context, c *sftpjail.Client, rp string) (*remoteWriter, error) {
-	dir, base := path.Split(rp)
-	tmp := dir + "." + base + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+	tmp := tempName(rp)
 	// The target's STAT (for its mode) goes out with the OPEN of the
 	// temporary file: one round trip for both.
 	var target fs.FileInfo

@@ -12,23 +12,20 @@ import (
 // rootRemote returns the Remote under b (through scopes) and the scope path
 // relative to its RootDir ("" for none).
 func rootRemote(b Backend) (*Remote, string) {
-	switch v := b.(type) {
-	case *Remote:
-		return v, ""
-	case *Scope:
-		for p := Backend(v); ; {
-			s, ok := p.(*Scope)
-			if !ok {
-				r, isRemote := p.(*Remote)
-				if !isRemote {
-					return nil, ""
-				}
-				return r, v.fullRel
-			}
-			p = s.parent
+	rel := ""
+	if s, ok := b.(*Scope); ok {
+		rel = s.fullRel
+	}
+	for {
+		switch v := b.(type) {
+		case *Remote:
+			return v, rel
+		case *Scope:
+			b = v.parent
+		default:
+			return nil, ""
 		}
 	}
-	return nil, ""
 }
 
 // mcpURL is the daemon's MCP endpoint.
@@ -37,10 +34,7 @@ func (r *Remote) mcpURL() string {
 	if host == "" {
 		host = r.core.cfg.Host
 	}
-	port := r.core.cfg.MCPPort
-	if port == 0 {
-		port = portOr(r.core.cfg.Port, 3001)
-	}
+	port := portOr(r.core.cfg.MCPPort, r.core.port())
 	scheme := "http"
 	if r.core.cfg.Secure {
 		scheme = "https"
@@ -52,13 +46,7 @@ func (r *Remote) mcpURL() string {
 // the workspace root (the daemon answers 403 when it serves another) and,
 // for a scope, its path relative to the root.
 func (r *Remote) mcpHeader(scopePath string) http.Header {
-	h := r.core.cfg.Headers.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
-	if r.core.cfg.Token != "" {
-		h.Set("Authorization", "Bearer "+r.core.cfg.Token)
-	}
+	h := r.core.header()
 	h.Set("X-Root-Dir", r.core.rootDir)
 	if scopePath != "" && scopePath != "." {
 		h.Set("X-Scope-Path", scopePath)

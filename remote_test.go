@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -112,12 +113,12 @@ func (d *testDaemon) kill() {
 	srv.Close()
 }
 
-func (d *testDaemon) hostPort() (string, int) {
-	host, port, _ := net.SplitHostPort(d.addr)
-	var p int
-	for _, c := range port {
-		p = p*10 + int(c-'0')
-	}
+func (d *testDaemon) hostPort() (string, int) { return splitHostPort(d.addr) }
+
+// splitHostPort splits a "host:port" the tests made themselves.
+func splitHostPort(addr string) (string, int) {
+	host, port, _ := net.SplitHostPort(addr)
+	p, _ := strconv.Atoi(port)
 	return host, p
 }
 
@@ -350,6 +351,13 @@ type statusLog struct {
 	seq []string
 }
 
+// recordStatus subscribes a new statusLog to r.
+func recordStatus(r *agentbe.Remote) *statusLog {
+	l := &statusLog{}
+	r.OnStatusChange(l.record)
+	return l
+}
+
 func (l *statusLog) record(old, new agentbe.Status) {
 	l.mu.Lock()
 	l.seq = append(l.seq, new.String())
@@ -383,10 +391,9 @@ func TestRemoteReconnects(t *testing.T) {
 	ctx := context.Background()
 	d := startDaemon(t, "t")
 	r := d.remote(t, fastReconnect)
-	var log statusLog
-	r.OnStatusChange(log.record)
+	log := recordStatus(r)
 	must(t, r.Write(ctx, "f", []byte("1")))
-	waitStatus(t, &log, "connecting,connected")
+	waitStatus(t, log, "connecting,connected")
 
 	// Killed mid-read: the pending read fails fast with CONNECTION_CLOSED.
 	must(t, os.WriteFile(filepath.Join(d.root, "big"), make([]byte, 32<<20), 0o644))
@@ -412,13 +419,13 @@ func TestRemoteReconnects(t *testing.T) {
 		t.Error("failures took more than 1 s")
 	}
 	d.start() // same port
-	waitStatus(t, &log, "connecting,connected,disconnected,reconnecting,connected")
+	waitStatus(t, log, "connecting,connected,disconnected,reconnecting,connected")
 	if b, err := r.Read(ctx, "f"); err != nil || string(b) != "1" {
 		t.Fatalf("after reconnect: %q %v", b, err)
 	}
 	// Never restarted: 3 attempts, then disconnected for good.
 	d.kill()
-	waitStatus(t, &log, "connecting,connected,disconnected,reconnecting,connected,disconnected,reconnecting,disconnected")
+	waitStatus(t, log, "connecting,connected,disconnected,reconnecting,connected,disconnected,reconnecting,disconnected")
 	time.Sleep(400 * time.Millisecond)
 	if got := log.get(); !strings.HasSuffix(got, "reconnecting,disconnected") {
 		t.Errorf("kept retrying: %s", got)
@@ -432,15 +439,21 @@ func TestRemoteDestroyDuringBackoff(t *testing.T) {
 		c.Reconnect = agentbe.ReconnectConfig{InitialDelay: 300 * time.Millisecond}
 		c.KeepaliveInterval = -1
 	})
-	var log statusLog
-	r.OnStatusChange(log.record)
+	log := recordStatus(r)
 	must(t, r.Connect(ctx))
 	d.kill()
-	waitStatus(t, &log, "connecting,connected,disconnected")
+	waitStatus(t, log, "connecting,connected,disconnected")
 	must(t, r.Destroy(ctx))
+	d.start() // a retry that was not cancelled would reach it
 	time.Sleep(500 * time.Millisecond)
 	if got := log.get(); got != "connecting,connected,disconnected,destroyed" {
 		t.Errorf("sequence %q", got)
+	}
+	d.mu.Lock()
+	conns := len(d.conns)
+	d.mu.Unlock()
+	if conns != 0 {
+		t.Errorf("%d connection attempts after Destroy", conns)
 	}
 	if _, err := r.Read(ctx, "x"); !errors.Is(err, agentbe.ErrDestroyed) {
 		t.Errorf("after Destroy: %v", err)
@@ -488,11 +501,7 @@ func TestRemoteKeepaliveDetectsStall(t *testing.T) {
 			go pipe(c, b)
 		}
 	}()
-	host, port, _ := net.SplitHostPort(front.Addr().String())
-	var p int
-	for _, ch := range port {
-		p = p*10 + int(ch-'0')
-	}
+	host, p := splitHostPort(front.Addr().String())
 	r, err := agentbe.NewRemote(agentbe.RemoteConfig{RootDir: d.root, Host: host, Port: p,
 		HostKeyCallback: acceptAnyKey, KeepaliveInterval: 100 * time.Millisecond, KeepaliveCountMax: 2,
 		Reconnect: agentbe.ReconnectConfig{Disabled: true}})
@@ -570,13 +579,12 @@ func TestRemoteStopsRetryingWhenRefused(t *testing.T) {
 	ctx := context.Background()
 	d := startDaemon(t, "first")
 	r := d.remote(t, fastReconnect)
-	var log statusLog
-	r.OnStatusChange(log.record)
+	log := recordStatus(r)
 	must(t, r.Connect(ctx))
 	d.kill()
 	d.token = "second"
 	d.start()
-	waitStatus(t, &log, "connecting,connected,disconnected,reconnecting,disconnected")
+	waitStatus(t, log, "connecting,connected,disconnected,reconnecting,disconnected")
 	time.Sleep(500 * time.Millisecond)
 	if got := log.get(); got != "connecting,connected,disconnected,reconnecting,disconnected" {
 		t.Errorf("kept retrying after a refusal: %s", got)
