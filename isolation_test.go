@@ -2,12 +2,15 @@ package agentbe
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 func TestSelectSandbox(t *testing.T) {
@@ -130,10 +133,7 @@ func requireBwrap(t testing.TB) bwrapLayout {
 	t.Helper()
 	l, err := detectBwrap()
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("bwrap unusable in CI: %v", err)
-		}
-		t.Skipf("bwrap unusable here (%v); install bubblewrap to run this test", err)
+		testenv.Require(t, false, fmt.Sprintf("a usable bwrap (%v)", err))
 	}
 	return l
 }

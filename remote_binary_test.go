@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // buildCLI builds cmd/agent-backend once per test binary run.
@@ -69,10 +69,7 @@ func (d *binaryDaemon) kill() {
 func TestRemoteBinaryKilledMidTransfer(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := testenv.FreePort(t)
 	d := &binaryDaemon{bin: buildCLI(t), root: filepath.Join(dir, "ws"), tokenFile: filepath.Join(dir, "token"),
 		key: filepath.Join(dir, "hostkey"), port: port}
 	must(t, os.MkdirAll(d.root, 0o755))

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,20 +16,8 @@ import (
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
-
-// requireTool fails under CI (which installs everything) and skips
-// elsewhere when a prerequisite is missing.
-func requireTool(t *testing.T, ok bool, what string) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s is missing (required when CI is set; .ci/run installs it)", what)
-	}
-	t.Skipf("%s is missing; run bash .ci/run", what)
-}
 
 // startReferenceDaemon runs the TypeScript reference daemon
 // (agent-backend@0.13.2 from interop/node_modules) in software isolation on
@@ -38,17 +25,12 @@ func requireTool(t *testing.T, ok bool, what string) {
 func startReferenceDaemon(t *testing.T, root, token string) int {
 	t.Helper()
 	node, err := exec.LookPath("node")
-	requireTool(t, err == nil, "node")
+	testenv.Require(t, err == nil, "node")
 	wd, _ := os.Getwd()
 	cli := filepath.Join(wd, "interop/node_modules/agent-backend/dist/cli.js")
 	_, err = os.Stat(cli)
-	requireTool(t, err == nil, "agent-backend@0.13.2 (npm ci --prefix interop)")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	testenv.Require(t, err == nil, "agent-backend@0.13.2 (npm ci --prefix interop)")
+	port := testenv.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, node, cli, "daemon", "--rootDir", root, "--port", strconv.Itoa(port),
 		"--isolation", "software", "--auth-token", token, "--ssh-host-key", filepath.Join(t.TempDir(), "key"))

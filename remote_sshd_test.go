@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // startSSHD runs OpenSSH's sshd as the current user on a free loopback
@@ -27,7 +28,7 @@ func startSSHD(t *testing.T) (port int, signer ssh.Signer, user string) {
 	t.Helper()
 	sshd := "/usr/sbin/sshd"
 	_, err := os.Stat(sshd)
-	requireTool(t, err == nil, "sshd (openssh-server)")
+	testenv.Require(t, err == nil, "sshd (openssh-server)")
 	dir := t.TempDir()
 	_, hostPriv, _ := ed25519.GenerateKey(rand.Reader)
 	hostPEM, err := ssh.MarshalPrivateKey(hostPriv, "")
@@ -37,10 +38,7 @@ func startSSHD(t *testing.T) (port int, signer ssh.Signer, user string) {
 	signer, err = ssh.NewSignerFromKey(userPriv)
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(signer.PublicKey()), 0o600))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port = testenv.FreePort(t)
 	cfg := strings.Join([]string{
 		"Port " + strconv.Itoa(port), "ListenAddress 127.0.0.1",
 		"HostKey " + filepath.Join(dir, "host_key"),
@@ -56,7 +54,7 @@ func startSSHD(t *testing.T) (port int, signer ssh.Signer, user string) {
 	must(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
 			c.Close()
 			u := os.Getenv("USER")
 			if u == "" {

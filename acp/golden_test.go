@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // startSandboxAgent runs the pinned sandbox-agent 0.4.2 binary (installed
@@ -55,12 +56,7 @@ func startSandboxAgent(t *testing.T) (url, home string) {
 		t.Fatalf("mock launcher not where expected: %v", err)
 	}
 	os.WriteFile(launcher, []byte("#!/bin/sh\nexec node "+agentSource(t)+"\n"), 0o755)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := testenv.FreePort(t)
 	cmd := exec.Command(bin, "server", "--no-token", "--no-telemetry", "-H", "127.0.0.1", "-p", strconv.Itoa(port))
 	cmd.Dir = home
 	cmd.Env = env

@@ -7,7 +7,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // TestConventionalSSHD runs the real sshd on a high port through Run:
@@ -146,15 +147,7 @@ func TestSSHDExitEndsDaemon(t *testing.T) {
 	}
 }
 
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+var freeTCPPort = testenv.FreePort
 
 func waitHTTP(t *testing.T, port int, want string) {
 	t.Helper()

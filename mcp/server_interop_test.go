@@ -3,25 +3,22 @@ package mcp
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // needExternal skips when an external tool is missing outside CI and
 // fails inside CI (CI installs everything).
 func needExternal(t *testing.T, what string, err error) {
 	t.Helper()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s missing (CI is set): %v", what, err)
-	}
-	t.Skipf("%s missing: %v", what, err)
+	testenv.Require(t, err == nil, fmt.Sprintf("%s (%v)", what, err))
 }
 
 // interopDir is <repo>/interop, where the Node packages the tests drive

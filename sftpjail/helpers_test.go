@@ -3,6 +3,7 @@ package sftpjail
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 const opensshServer = "/usr/lib/openssh/sftp-server"
@@ -27,12 +30,7 @@ func needTool(t testing.TB, name string) string {
 	} else {
 		p, err = exec.LookPath(name)
 	}
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not available: %v", name, err)
-	}
+	testenv.Require(t, err == nil, fmt.Sprintf("%s (%v)", name, err))
 	return p
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/testenv"
 	"github.com/agentbe/agent-backend/mcp"
 )
 
@@ -44,16 +45,7 @@ func repoRoot(t *testing.T) string {
 }
 
 // need skips (or, under CI, fails) when a prerequisite is missing.
-func need(t *testing.T, ok bool, what string) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s is missing (required when CI is set)", what)
-	}
-	t.Skipf("%s is missing", what)
-}
+var need = testenv.Require
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 

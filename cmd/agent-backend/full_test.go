@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // daemonProc is a built agent-backend daemon running as a child process.
@@ -30,15 +32,7 @@ type daemonProc struct {
 	exitErr   error
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+var freePort = testenv.FreePort
 
 // startDaemonBinary runs `agent-backend daemon` on 127.0.0.1 with a token
 // file and waits for /health; it reports the time to the first 200.
