@@ -18,10 +18,16 @@ func (h *Handler) acpList(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	root := b.RootDir()
+	servers := h.visible(b)
 	release()
-	servers := h.proxy.list(func(in *Instance) bool { return in.root == root })
 	writeJSON(w, http.StatusOK, map[string]any{"servers": servers})
+}
+
+// visible describes the instances started in b's scope: another scope's
+// are neither listed nor counted in an agent's serverStatus.
+func (h *Handler) visible(b agentbe.Backend) []InstanceInfo {
+	root := b.RootDir()
+	return h.proxy.list(func(in *Instance) bool { return in.root == root })
 }
 
 func sessionNotFound(id string) *problemError {

@@ -357,6 +357,13 @@ func TestACPScopes(t *testing.T) {
 	if r := e.do("GET", "/v1/acp", "", nil, "X-Scope-Path", "team/a"); !strings.Contains(string(r.body), `"serverId":"p"`) {
 		t.Fatalf("not listed in its scope: %s", r.body)
 	}
+	// An agent's serverStatus counts only the request's scope.
+	if r := e.do("GET", "/v1/agents/pwd", "", nil); strings.Contains(string(r.body), `"running"`) {
+		t.Fatalf("another scope's instance counted: %s", r.body)
+	}
+	if r := e.do("GET", "/v1/agents", "", nil, "X-Scope-Path", "team/a"); !strings.Contains(string(r.body), `"status":"running"`) {
+		t.Fatalf("own scope's instance not counted: %s", r.body)
+	}
 	// Another scope can neither write to it (even naming its agent) nor
 	// delete it.
 	note := `{"jsonrpc":"2.0","method":"_probe"}`
@@ -492,5 +499,21 @@ func waitPending(t *testing.T, in *Instance, n int) {
 			t.Fatalf("%d pending requests, want %d", got, n)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestACPBareCRInAgentLine: a bare CR inside an agent's line (JSON
+// whitespace) does not split the SSE event: the message arrives compacted,
+// as one data line that parses.
+func TestACPBareCRInAgentLine(t *testing.T) {
+	agent := `read line; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; printf '{"jsonrpc":"2.0",\r"method":"cr/test","params":{}}\n'; sleep 30`
+	e := newTestEnv(t, envOpts{agents: []Agent{{ID: "cr", Command: agent}}})
+	if r := e.rpc("c", "agent=cr", initMsg); r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	evs := e.openSSE("c").until(t, "cr/test", 10*time.Second)
+	last := evs[len(evs)-1]
+	if last.data != `{"jsonrpc":"2.0","method":"cr/test","params":{}}` {
+		t.Fatalf("event data %q", last.data)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 // agentInfo is sandbox-agent's AgentInfo object. The install path is not
 // reported (it is a host path); serverStatus reflects this proxy's
-// instances of the agent.
+// instances of the agent in the request's scope.
 type agentInfo struct {
 	ID                   string        `json:"id"`
 	Installed            bool          `json:"installed"`
@@ -59,7 +59,7 @@ func (h *Handler) agentList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	servers := h.proxy.List()
+	servers := h.visible(b)
 	agents := []agentInfo{}
 	for _, a := range h.agents.List() {
 		agents = append(agents, h.info(r.Context(), b, a, servers))
@@ -79,7 +79,7 @@ func (h *Handler) agentGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	writeJSON(w, http.StatusOK, h.info(r.Context(), b, a, h.proxy.List()))
+	writeJSON(w, http.StatusOK, h.info(r.Context(), b, a, h.visible(b)))
 }
 
 // installRequest is sandbox-agent's AgentInstallRequest; the versions are

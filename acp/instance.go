@@ -123,6 +123,20 @@ func (in *Instance) launch(a Agent, b agentbe.Backend, secret []string) error {
 	return nil
 }
 
+// noCR returns a copy of the agent's line msg without a bare CR, which
+// would end the SSE line it is sent on and corrupt the event: a JSON line
+// is compacted (there a raw CR can only be whitespace between tokens),
+// anything else has each CR replaced by a space.
+func noCR(msg []byte) []byte {
+	if bytes.IndexByte(msg, '\r') < 0 {
+		return bytes.Clone(msg)
+	}
+	if c, err := oneLine(msg); err == nil {
+		return c
+	}
+	return bytes.ReplaceAll(msg, []byte{'\r'}, []byte{' '})
+}
+
 // pump reads the agent's stdout line by line: every line goes to the
 // replay ring (and so to SSE readers); a response also goes to the POST
 // waiting for its id.
@@ -148,7 +162,7 @@ func (in *Instance) pump() {
 			in.cfg.logger().Warn("acp: agent message over the size limit dropped", "server_id", in.id, "limit", max)
 			over = false
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
-			in.deliver(bytes.Clone(msg))
+			in.deliver(noCR(msg))
 		}
 		line = line[:0]
 		if err != nil {
