@@ -9,11 +9,14 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -591,5 +594,39 @@ func TestRemoteStopsRetryingWhenRefused(t *testing.T) {
 	}
 	if err := r.Connect(ctx); !errors.Is(err, agentbe.ErrUnauthorized) {
 		t.Errorf("Connect: %v", err)
+	}
+}
+
+// TestRemoteMCPNoRetry: an MCP request that fails (a 503, then a dropped
+// connection) propagates at once; nothing is sent again (client.md: MCP
+// requests MUST NOT be retried automatically).
+func TestRemoteMCPNoRetry(t *testing.T) {
+	ctx := context.Background()
+	for _, fail := range []string{"503", "drop"} {
+		var posts atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if req.Method == http.MethodPost {
+				posts.Add(1)
+			}
+			if fail == "drop" {
+				if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+					conn.Close()
+					return
+				}
+			}
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		}))
+		host, port := splitHostPort(srv.Listener.Addr().String())
+		r, err := agentbe.NewRemote(agentbe.RemoteConfig{RootDir: "/w", Host: "127.0.0.1", Port: 1,
+			MCPHost: host, MCPPort: port, HostKeyCallback: acceptAnyKey})
+		must(t, err)
+		if _, err := agentbe.MCPClient(ctx, r, agentbe.MCPOptions{}); err == nil {
+			t.Errorf("%s: MCP client built against a failing server", fail)
+		}
+		if n := posts.Load(); n != 1 {
+			t.Errorf("%s: %d POSTs, want exactly 1", fail, n)
+		}
+		r.Destroy(ctx)
+		srv.Close()
 	}
 }
