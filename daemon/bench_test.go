@@ -137,3 +137,24 @@ func BenchmarkSSHExecTrue(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAccessLog is what the access log costs a request: a line
+// formatted (a handler at Debug, as every 200 was before it moved to Debug)
+// against the line skipped (the default Info level).
+func BenchmarkAccessLog(b *testing.B) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	for _, c := range []struct {
+		name  string
+		level slog.Level
+	}{{"formatted", slog.LevelDebug}, {"skipped", slog.LevelInfo}} {
+		b.Run(c.name, func(b *testing.B) {
+			h := accessLog(slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: c.level})), ok)
+			req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+			w := httptest.NewRecorder()
+			b.ReportAllocs()
+			for b.Loop() {
+				h.ServeHTTP(w, req)
+			}
+		})
+	}
+}
