@@ -175,6 +175,11 @@ func (l *Local) Write(ctx context.Context, p string, data []byte) error {
 }
 
 func (l *Local) write(ctx context.Context, p string, data []byte) error {
+	if _, _, rel, err := l.at(ctx, "write", p); err == nil && rel != "." {
+		if ok, err := writeBeneath(ctx, l.jail.dirFile(), rel, data, true); ok {
+			return l.fail("write", p, err)
+		}
+	}
 	a, err := l.create(ctx, "write", p)
 	if err != nil {
 		return err

@@ -17,6 +17,12 @@ func (l *Local) WriteInDir(ctx context.Context, p string, data []byte) (bool, er
 	if err != nil || rel == "." {
 		return false, nil
 	}
+	if ok, err := writeBeneath(ctx, l.jail.dirFile(), rel, data, isASCII(rel)); ok {
+		done := l.log.begin("write", p)
+		err = l.fail("write", p, err)
+		done(err)
+		return true, err
+	}
 	a := createInParent(ctx, r, rel, isASCII(rel))
 	if a == nil {
 		return false, nil

@@ -2,7 +2,10 @@
 
 package agentbe
 
-import "os"
+import (
+	"context"
+	"os"
+)
 
 // openBeneath has no single-call confined open to use here: the caller
 // takes the os.Root path.
@@ -13,4 +16,9 @@ func openBeneath(dir *os.File, name, rel string, flags int) (*os.File, bool) {
 // readBeneath: see openBeneath.
 func readBeneath(dir *os.File, rel string, limit int64) ([]byte, bool) {
 	return nil, false
+}
+
+// writeBeneath: see openBeneath.
+func writeBeneath(ctx context.Context, dir *os.File, rel string, data []byte, create bool) (bool, error) {
+	return false, nil
 }

@@ -36,16 +36,20 @@ func exchangeInto(root *os.Root, tmp, target string) bool {
 		return false
 	}
 	done := false
-	rc.Control(func(fd uintptr) {
-		dfd := int(fd)
-		if unix.Renameat2(dfd, tmp, dfd, target, unix.RENAME_EXCHANGE) != nil {
-			return
-		}
-		if unix.Unlinkat(dfd, tmp, 0) == nil {
-			done = true
-			return
-		}
-		_ = unix.Renameat2(dfd, tmp, dfd, target, unix.RENAME_EXCHANGE)
-	})
+	rc.Control(func(fd uintptr) { done = exchangeAt(int(fd), tmp, target) })
 	return done
+}
+
+// exchangeAt is exchangeInto on a directory descriptor: swap tmp and
+// target, then remove tmp (the old file); swapped back, reporting false,
+// if what came out is not removable as a file.
+func exchangeAt(dfd int, tmp, target string) bool {
+	if unix.Renameat2(dfd, tmp, dfd, target, unix.RENAME_EXCHANGE) != nil {
+		return false
+	}
+	if unix.Unlinkat(dfd, tmp, 0) == nil {
+		return true
+	}
+	_ = unix.Renameat2(dfd, tmp, dfd, target, unix.RENAME_EXCHANGE)
+	return false
 }

@@ -13,13 +13,13 @@ import (
 
 func (t *fsTools) writeFile(ctx context.Context, a *args) (*CallToolResult, error) {
 	p := a.str("path", true)
-	content := a.str("content", true)
+	content := a.bytes("content", true)
 	if err := a.err(); err != nil {
 		return errResult(err)
 	}
 	if abs, ok := t.directPath(p); ok {
 		if w, ok := t.ws.(DirectWriter); ok {
-			if done, err := w.WriteInDir(ctx, abs, []byte(content)); done {
+			if done, err := w.WriteInDir(ctx, abs, content); done {
 				if err != nil {
 					return errResult(nodeErr(err, "open", abs, ""))
 				}
@@ -31,7 +31,7 @@ func (t *fsTools) writeFile(ctx context.Context, a *args) (*CallToolResult, erro
 	if err != nil {
 		return errResult(err)
 	}
-	if err := t.write(ctx, real, content); err != nil {
+	if err := t.write(ctx, real, string(content)); err != nil {
 		return errResult(err)
 	}
 	return textResult("Successfully wrote to " + p)
@@ -42,7 +42,9 @@ func (t *fsTools) writeFile(ctx context.Context, a *args) (*CallToolResult, erro
 // directory exists and p is a regular file (or absent, if the workspace
 // can tell no other name matches it); otherwise it reports false having
 // changed nothing, and write_file takes its general path, which checks
-// each case as the official server does. agentbe's Local implements it.
+// each case as the official server does. data may alias the request's
+// arguments: WriteInDir must neither modify it nor keep it after it
+// returns. agentbe's Local implements it.
 type DirectWriter interface {
 	WriteInDir(ctx context.Context, p string, data []byte) (done bool, err error)
 }

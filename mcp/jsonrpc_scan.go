@@ -21,17 +21,23 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
-// skipString returns the index after the string starting at data[i]=='"'.
+// skipString returns the index after the string starting at data[i]=='"'
+// (data is known to be valid JSON, so only quotes and backslashes matter):
+// it jumps from quote to quote with bytes.IndexByte, and a quote ends the
+// string unless an odd run of backslashes precedes it.
 func skipString(data []byte, i int) int {
-	i++
-	for i < len(data) {
-		switch data[i] {
-		case '\\':
-			i += 2
-		case '"':
+	for i++; i < len(data); i++ {
+		q := bytes.IndexByte(data[i:], '"')
+		if q < 0 {
+			break
+		}
+		i += q
+		n := 0
+		for n < i && data[i-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
 			return i + 1
-		default:
-			i++
 		}
 	}
 	return len(data)

@@ -14,27 +14,22 @@ func unquote(raw []byte) ([]byte, bool) {
 		return nil, false
 	}
 	in := raw[1 : len(raw)-1]
-	i := 0
-	for i < len(in) { // the common case: nothing to decode
-		c := in[i]
-		if c == '\\' || c == '"' || c < 0x20 || c >= utf8.RuneSelf {
-			break
-		}
-		i++
-	}
+	i := plainPrefix(in, true) // the common case: nothing to decode
 	if i == len(in) {
 		return in, true
 	}
 	out := make([]byte, i, len(in)+8)
 	copy(out, in[:i])
 	for i < len(in) {
+		n := plainPrefix(in[i:], true)
+		out = append(out, in[i:i+n]...)
+		if i += n; i == len(in) {
+			break
+		}
 		c := in[i]
 		switch {
 		case c == '"' || c < 0x20:
 			return nil, false
-		case c < utf8.RuneSelf && c != '\\':
-			out = append(out, c)
-			i++
 		case c >= utf8.RuneSelf:
 			r, size := utf8.DecodeRune(in[i:])
 			if r == utf8.RuneError && size == 1 {

@@ -109,6 +109,9 @@ func validKey(data []byte, i int) int {
 // the index after its closing quote, or -1.
 func validString(data []byte, i int) int {
 	for i++; i < len(data); i++ {
+		if i += plainPrefix(data[i:], false); i >= len(data) {
+			break
+		}
 		switch c := data[i]; {
 		case c == '"':
 			return i + 1

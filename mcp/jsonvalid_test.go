@@ -55,3 +55,24 @@ func BenchmarkValidJSON(b *testing.B) {
 		}
 	})
 }
+
+// FuzzPlainPrefix holds the eight-bytes-at-a-time scan to its byte-wise
+// definition.
+func FuzzPlainPrefix(f *testing.F) {
+	for _, c := range []string{"", "abcdefgh", "abcdefg\"h", "0123456789abcdef\\n", "\x1f", "caf\xc3\xa9 au lait, s'il vous plait", "\x7f\x80\x20\x21\x22\x5b\x5c\x5d"} {
+		f.Add([]byte(c), false)
+		f.Add([]byte(c), true)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, ascii bool) {
+		want := 0
+		for want < len(b) {
+			if c := b[want]; c == '"' || c == '\\' || c < 0x20 || (ascii && c >= 0x80) {
+				break
+			}
+			want++
+		}
+		if got := plainPrefix(b, ascii); got != want {
+			t.Fatalf("plainPrefix(%q, %v) = %d, want %d", b, ascii, got, want)
+		}
+	})
+}

@@ -136,19 +136,26 @@ func (a *args) raw(field string) (json.RawMessage, bool) {
 
 // str reads a string field; a missing optional one is "".
 func (a *args) str(field string, required bool) string {
+	return string(a.bytes(field, required))
+}
+
+// bytes is str without the copy into a string: the decoded bytes, which
+// may alias the arguments and must only be read. write_file passes its
+// content on this way (two copies of every written byte less).
+func (a *args) bytes(field string, required bool) []byte {
 	v, ok := a.raw(field)
 	if !ok {
 		if required {
 			a.fail(field, "string", nil)
 		}
-		return ""
+		return nil
 	}
-	s, ok := unquote(v)
+	b, ok := unquote(v)
 	if !ok {
 		a.fail(field, "string", v)
-		return ""
+		return nil
 	}
-	return string(s)
+	return b
 }
 
 // num reads an optional number field; absent gives (0, false).
