@@ -11,12 +11,13 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/agentbe/agent-backend/internal/replace"
 	"golang.org/x/sys/unix"
 )
 
 // writeBeneath replaces the regular file rel below dir with data, or
 // creates it when nothing is there and create is true, with the same
-// atomic sequence as an atomicFile (temporary sibling, then exchangeInto's
+// atomic sequence as an atomicFile (temporary sibling, then replace.ByExchange's
 // swap or a rename) in plain system calls on one descriptor of rel's
 // parent, opened with a single confined openat2 (see openBeneath).
 //
@@ -67,7 +68,7 @@ func writeBeneath(ctx context.Context, dir *os.File, rel string, data []byte, cr
 	if err == nil {
 		err = ctx.Err()
 	}
-	if err == nil && !(keep && exchangeAt(dfd, tmp, base)) {
+	if err == nil && !(keep && replace.ByExchange(dfd, tmp, dfd, base)) {
 		err = unix.Renameat(dfd, tmp, dfd, base)
 	}
 	if err != nil {

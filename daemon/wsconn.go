@@ -39,7 +39,7 @@ var (
 // the connection golang.org/x/net/websocket upgraded (that package does
 // the handshake; its frame layer unmasks byte by byte and hides close
 // codes, so the frames are read and written here). Every Write is one
-// binary frame sent with one writev; Read returns the payloads of text,
+// binary frame, queued (see queueFrame); Read returns the payloads of text,
 // binary and continuation frames as one stream, answers pings, and reports
 // io.EOF at the client's close frame. Closing sends a close frame with a
 // code and reason before closing the TCP connection.
@@ -54,10 +54,14 @@ type wsConn struct {
 	eof       bool
 	badFrame  bool // the client broke RFC 6455 (closed with 1002)
 
-	wmu      sync.Mutex
-	closed   bool // the close frame was sent
-	released bool // the SSH layer closed its side (see Close)
-	hdr      [10]byte
+	// Write state (see wsconn_write.go), guarded by wmu.
+	wmu         sync.Mutex
+	wcond       *sync.Cond // signalled when the flusher makes progress or ends
+	pend, spare []byte     // frames queued; the flusher's last buffer, for reuse
+	flushing    bool       // a flusher goroutine is running
+	werr        error      // the first write error; every later write returns it
+	closed      bool       // the close frame was sent
+	released    bool       // the SSH layer closed its side (see Close)
 }
 
 // newWSConn takes over an upgraded connection; buffered holds what the
@@ -68,7 +72,9 @@ func newWSConn(raw net.Conn, buffered *bufio.Reader) *wsConn {
 		pending, _ := buffered.Peek(buffered.Buffered())
 		src = io.MultiReader(bytesReaderOf(pending), raw)
 	}
-	return &wsConn{raw: raw, br: bufio.NewReaderSize(src, 64<<10)}
+	c := &wsConn{raw: raw, br: bufio.NewReaderSize(src, 64<<10)}
+	c.wcond = sync.NewCond(&c.wmu)
+	return c
 }
 
 func bytesReaderOf(b []byte) io.Reader {
@@ -192,82 +198,13 @@ func (c *wsConn) nextFrame() error {
 		c.unmask(payload)
 		switch op {
 		case opPing:
-			c.writeFrame(opPong, payload)
+			c.queueFrame(opPong, payload)
 		case opClose:
 			c.eof = true
 		}
 		return nil
 	}
 	return errWSProtocol
-}
-
-func (c *wsConn) Write(p []byte) (int, error) {
-	if err := c.writeFrame(opBinary, p); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// writeFrame sends one unmasked frame (header and payload in one writev).
-func (c *wsConn) writeFrame(op byte, p []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.closed || c.released {
-		return errWSClosed
-	}
-	return c.writeLocked(op, p)
-}
-
-func (c *wsConn) writeLocked(op byte, p []byte) error {
-	h := c.hdr[:2]
-	h[0] = 0x80 | op
-	switch n := len(p); {
-	case n <= 125:
-		h[1] = byte(n)
-	case n <= 0xffff:
-		h[1] = 126
-		h = binary.BigEndian.AppendUint16(h, uint16(n))
-	default:
-		h[1] = 127
-		h = binary.BigEndian.AppendUint64(h, uint64(n))
-	}
-	bufs := net.Buffers{h, p}
-	_, err := bufs.WriteTo(c.raw)
-	return err
-}
-
-// Close is what the SSH layer calls, both when it ends normally and when it
-// fails, so it cannot choose the close code: it stops reads and writes,
-// and the owner (serveSSH) then sends the close frame with the code that
-// fits (1000 for a normal end, 1011 for a failure) through closeWith.
-func (c *wsConn) Close() error {
-	c.wmu.Lock()
-	c.released = true
-	c.wmu.Unlock()
-	return c.raw.SetReadDeadline(time.Unix(1, 0))
-}
-
-// closeWith sends a close frame with code and reason (once) and closes the
-// connection; later calls do nothing.
-func (c *wsConn) closeWith(code int, reason string) error {
-	c.wmu.Lock()
-	if c.closed {
-		c.wmu.Unlock()
-		return nil
-	}
-	c.closed = true
-	if len(reason) > 123 {
-		reason = reason[:123]
-	}
-	payload := binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(reason)), uint16(code))
-	payload = append(payload, reason...)
-	c.raw.SetWriteDeadline(time.Now().Add(time.Second))
-	err := c.writeLocked(opClose, payload)
-	c.wmu.Unlock()
-	if cerr := c.raw.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 func (c *wsConn) LocalAddr() net.Addr                { return c.raw.LocalAddr() }

@@ -146,7 +146,8 @@ func FuzzWSConnRead(f *testing.F) {
 		srv, cli := net.Pipe()
 		defer cli.Close()
 		go io.Copy(io.Discard, cli) // pongs
-		c := &wsConn{raw: srv, br: bufio.NewReader(bytes.NewReader(data))}
+		c := newWSConn(srv, nil)
+		c.br = bufio.NewReader(bytes.NewReader(data))
 		out, _ := io.ReadAll(io.LimitReader(c, int64(len(data))+1))
 		if len(out) > len(data) {
 			t.Fatalf("%d bytes out of %d in", len(out), len(data))

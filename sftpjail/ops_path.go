@@ -206,6 +206,9 @@ func (s *session) rename(id uint32, d *decoder, posix bool) *[]byte {
 			return errPacket(id, "rename", newName, err)
 		}
 	}
+	if posix && s.replaceRegular(oldRel, newRel) {
+		return okPacket(id)
+	}
 	if err := s.root.Rename(oldRel, newRel); err != nil {
 		return errPacket(id, "rename", oldName, err)
 	}

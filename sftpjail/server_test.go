@@ -587,3 +587,48 @@ func TestFIFODoesNotStall(t *testing.T) {
 		t.Fatalf("session stalled: %v %v", err, ctx.Err())
 	}
 }
+
+// TestPosixRenameReplaces: posix-rename over a regular file replaces it
+// (across directories too) and leaves nothing under the old name; over a
+// directory, and of a directory over a file, it fails and changes nothing.
+func TestPosixRenameReplaces(t *testing.T) {
+	ctx := context.Background()
+	c, dir := newTestClient(t)
+	mustMkdir := func(p string) {
+		if err := os.MkdirAll(filepath.Join(dir, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustMkdir("sub")
+	mustMkdir("adir")
+	mustMkdir("bdir/inner")
+	writeFile(t, filepath.Join(dir, "new.tmp"), "new")
+	writeFile(t, filepath.Join(dir, "sub", "target"), "old")
+	if err := c.Rename(ctx, "new.tmp", "sub/target"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(dir, "sub", "target")); got != "new" {
+		t.Fatalf("target holds %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "new.tmp")); !os.IsNotExist(err) {
+		t.Fatalf("the old name is still there: %v", err)
+	}
+	writeFile(t, filepath.Join(dir, "f"), "f")
+	if err := c.Rename(ctx, "f", "adir"); err == nil {
+		t.Error("a file replaced a directory")
+	}
+	if err := c.Rename(ctx, "bdir", "sub/target"); err == nil {
+		t.Error("a directory replaced a file")
+	}
+	if got := readFile(t, filepath.Join(dir, "f")); got != "f" {
+		t.Errorf("f holds %q", got)
+	}
+	if got := readFile(t, filepath.Join(dir, "sub", "target")); got != "new" {
+		t.Errorf("target holds %q", got)
+	}
+	for _, d := range []string{"adir", "bdir/inner"} {
+		if fi, err := os.Stat(filepath.Join(dir, d)); err != nil || !fi.IsDir() {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+}

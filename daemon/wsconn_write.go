@@ -1,0 +1,134 @@
+package daemon
+
+import (
+	"encoding/binary"
+	"time"
+)
+
+// maxPendingWrite bounds the bytes queued on a wsConn: a Write beyond it
+// waits for the flusher, so a peer that stops reading stops the writer, as
+// a direct write would.
+const maxPendingWrite = 1 << 20
+
+// maxKeptSpare is the largest flusher buffer kept for reuse once the queue
+// is empty (an idle connection does not hold a megabyte).
+const maxKeptSpare = 256 << 10
+
+// Write sends p as one binary frame (see queueFrame).
+func (c *wsConn) Write(p []byte) (int, error) {
+	if err := c.queueFrame(opBinary, p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// queueFrame appends one unmasked frame to the write queue and returns;
+// a flusher goroutine, started when the queue was empty and ending when it
+// is, writes everything queued with one write call. Why: the SSH layer
+// writes one frame per 32 KiB packet, and one write each, with the
+// reader's wake-up behind it, made the daemon's socket writes a quarter
+// of a 64 MiB Remote read (pprof); while one write is under way, the next
+// packets gather behind it. The first write error is kept and returned by
+// every later call.
+func (c *wsConn) queueFrame(op byte, p []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	for {
+		switch {
+		case c.closed || c.released:
+			return errWSClosed
+		case c.werr != nil:
+			return c.werr
+		case len(c.pend) < maxPendingWrite:
+			c.pend = appendFrame(c.pend, op, p)
+			if !c.flushing {
+				c.flushing = true
+				go c.flush()
+			}
+			return nil
+		}
+		c.wcond.Wait()
+	}
+}
+
+// flush writes the queue until it is empty or a write fails.
+func (c *wsConn) flush() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	for len(c.pend) > 0 && c.werr == nil {
+		out := c.pend
+		c.pend = c.spare[:0]
+		c.wmu.Unlock()
+		_, err := c.raw.Write(out)
+		c.wmu.Lock()
+		c.spare = out[:0]
+		if err != nil {
+			c.werr = err
+		}
+		c.wcond.Broadcast()
+	}
+	if cap(c.spare) > maxKeptSpare {
+		c.spare = nil
+	}
+	c.flushing = false
+	c.wcond.Broadcast()
+}
+
+// appendFrame appends an unmasked frame (header and payload) to b.
+func appendFrame(b []byte, op byte, p []byte) []byte {
+	b = append(b, 0x80|op)
+	switch n := len(p); {
+	case n <= 125:
+		b = append(b, byte(n))
+	case n <= 0xffff:
+		b = append(b, 126)
+		b = binary.BigEndian.AppendUint16(b, uint16(n))
+	default:
+		b = append(b, 127)
+		b = binary.BigEndian.AppendUint64(b, uint64(n))
+	}
+	return append(b, p...)
+}
+
+// Close is what the SSH layer calls, both when it ends normally and when it
+// fails, so it cannot choose the close code: it stops reads and writes,
+// and the owner (serveSSH) then sends the close frame with the code that
+// fits (1000 for a normal end, 1011 for a failure) through closeWith.
+func (c *wsConn) Close() error {
+	c.wmu.Lock()
+	c.released = true
+	c.wcond.Broadcast()
+	c.wmu.Unlock()
+	return c.raw.SetReadDeadline(time.Unix(1, 0))
+}
+
+// closeWith sends what is queued, then a close frame with code and reason
+// (once), and closes the connection; later calls do nothing. A peer that
+// does not read gets one second for all of it.
+func (c *wsConn) closeWith(code int, reason string) error {
+	c.wmu.Lock()
+	if c.closed {
+		c.wmu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.wcond.Broadcast()
+	if len(reason) > 123 {
+		reason = reason[:123]
+	}
+	payload := binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(reason)), uint16(code))
+	payload = append(payload, reason...)
+	c.raw.SetWriteDeadline(time.Now().Add(time.Second))
+	for c.flushing {
+		c.wcond.Wait()
+	}
+	err := c.werr
+	if err == nil {
+		_, err = c.raw.Write(appendFrame(nil, opClose, payload))
+	}
+	c.wmu.Unlock()
+	if cerr := c.raw.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
