@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -104,9 +105,19 @@ func TestDestroyClosesOpenReader(t *testing.T) {
 	if _, err := rc.Read(buf); err != nil || string(buf) != "0123" {
 		t.Fatalf("first read %q %v", buf, err)
 	}
+	sc, ok := rc.(syscall.Conn)
+	if !ok {
+		t.Fatal("a Local reader gives no descriptor (sendfile)")
+	}
+	if _, err := sc.SyscallConn(); err != nil {
+		t.Fatalf("SyscallConn: %v", err)
+	}
 	mustOK(t, l.Destroy(ctx))
 	if _, err := rc.Read(buf); !errors.Is(err, ErrDestroyed) || CodeOf(err) != CodeDestroyed {
 		t.Errorf("read after Destroy: %v", err)
+	}
+	if _, err := sc.SyscallConn(); !errors.Is(err, ErrDestroyed) {
+		t.Errorf("SyscallConn after Destroy: %v", err)
 	}
 	if err := rc.Close(); !errors.Is(err, ErrDestroyed) {
 		t.Errorf("close after Destroy: %v", err)

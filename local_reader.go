@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"sync/atomic"
+	"syscall"
 )
 
 // localReader is a file returned by Local.Open: tracked by the backend, so
@@ -60,6 +61,19 @@ func (r *localReader) Seek(offset int64, whence int) (int64, error) {
 func (r *localReader) WriteTo(w io.Writer) (int64, error) {
 	n, err := r.f.WriteTo(w)
 	return n, r.wrap(err)
+}
+
+// SyscallConn gives the open file's descriptor, so that copying the file
+// to a TCP connection (an http.ResponseWriter over one included) uses
+// sendfile. After Destroy it fails with ErrDestroyed, and the copy falls
+// back to Read, which fails the same way; a transfer already inside one
+// sendfile call runs to its end, so a caller that must stop promptly
+// copies in chunks (io.CopyN).
+func (r *localReader) SyscallConn() (syscall.RawConn, error) {
+	if r.destroyed.Load() {
+		return nil, r.wrap(fs.ErrClosed)
+	}
+	return r.f.SyscallConn()
 }
 
 // Stat describes the open file.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"strconv"
+	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
 )
@@ -171,13 +172,62 @@ func (h *Handler) fsRead(w http.ResponseWriter, r *http.Request, b agentbe.Backe
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	if rs, ok := f.(io.ReadSeeker); ok {
-		http.ServeContent(w, r, "", fi.ModTime(), rs)
+		if plainGet(r) {
+			sendWhole(w, f, fi)
+			return
+		}
+		http.ServeContent(w, r, "", fi.ModTime(), readSeekerOnly{rs})
 		return
 	}
 	w.Header().Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.Copy(w, f)
 }
+
+// plainGet reports a GET without Range or conditional headers: the whole
+// file, always 200.
+func plainGet(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	for _, h := range []string{"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
+		if r.Header.Get(h) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// sendChunk is how much of a file goes out per copy in sendWhole.
+const sendChunk = 8 << 20
+
+// sendWhole answers a plain GET with the whole file, with the headers
+// http.ServeContent gives a 200. It copies sendChunk bytes at a time, so
+// that a reader that gives its descriptor (agentbe's Local) goes out with
+// sendfile (measured: 64 MiB at 1.6-2.2 GB/s through a 32 KiB copy buffer
+// before) while a Destroy of the backend still stops the stream within one
+// chunk.
+func sendWhole(w http.ResponseWriter, f io.Reader, fi fs.FileInfo) {
+	if !fi.ModTime().IsZero() && !fi.ModTime().Equal(time.Unix(0, 0)) {
+		w.Header().Set("Last-Modified", fi.ModTime().UTC().Format(http.TimeFormat))
+	}
+	w.Header().Set("Accept-Ranges", "bytes")
+	size := fi.Size()
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(http.StatusOK)
+	for sent := int64(0); sent < size; {
+		n, err := io.CopyN(w, f, min(sendChunk, size-sent))
+		sent += n
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readSeekerOnly hides everything of a reader but Read and Seek, so that
+// http.ServeContent (whose copy of a range is one call) never reaches
+// sendfile, which would not stop at a Destroy.
+type readSeekerOnly struct{ io.ReadSeeker }
 
 func (h *Handler) maxFileBytes() int64 {
 	switch {

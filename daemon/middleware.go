@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -31,6 +32,23 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 	}
 	n, err := w.ResponseWriter.Write(p)
 	w.bytes += int64(n)
+	return n, err
+}
+
+// ReadFrom keeps the response's own ReadFrom (sendfile from a file that
+// gives its descriptor) reachable through the access log's wrapper.
+func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	var n int64
+	var err error
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		n, err = rf.ReadFrom(r)
+	} else {
+		n, err = io.Copy(struct{ io.Writer }{w.ResponseWriter}, r)
+	}
+	w.bytes += n
 	return n, err
 }
 
