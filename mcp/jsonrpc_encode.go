@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 const hexDigits = "0123456789abcdef"
@@ -17,6 +18,9 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i += plainPrefix(bytesOf(s[i:]), true); i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -193,3 +197,6 @@ func appendAny(b []byte, v any) ([]byte, error) {
 	}
 	return append(b, bytes.TrimRight(buf.Bytes(), "\n")...), nil
 }
+
+// bytesOf is s's bytes without a copy, for read-only scans.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
