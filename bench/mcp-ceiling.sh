@@ -4,6 +4,7 @@
 #
 #   bench/mcp-ceiling.sh stdio [ROUNDS]   2,000 sequential read_text_file over stdio:
 #                                         `agent-backend daemon --local-only` vs `mcpbench -stdio -noop`
+#                                         and vs the same plus os.ReadFile (`-bareread`)
 #   bench/mcp-ceiling.sh http  [ROUNDS]   read_text_file at c=32 (wrk, bench/read-text-file.lua),
 #                                         GOMAXPROCS=1 for all: the full daemon (auth) vs `mcpbench -bare`
 #                                         and vs `mcpbench -bare -bareread` (the same plus os.ReadFile)
@@ -49,17 +50,22 @@ wait_port() {
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
 cmd_stdio() {
-  local rounds=${1:-5} root="$SCRATCH/ws-stdio" ours noop ratios=()
+  local rounds=${1:-5} root="$SCRATCH/ws-stdio" ours noop noopread ratios=() readratios=()
   build; fixtures "$root"
+  run_stdio() {
+    "$BT" stdio -n 2000 -path "$root/bench/read1k.txt" -expect "$root/bench/read1k.txt" -dir "$root" \
+      -stderr "$SCRATCH/stdio.log" -- "$@" | jq .ops_per_s
+  }
   for ((i = 1; i <= rounds; i++)); do
-    ours=$("$BT" stdio -n 2000 -path "$root/bench/read1k.txt" -expect "$root/bench/read1k.txt" -dir "$root" \
-      -stderr "$SCRATCH/stdio.log" -- "$SCRATCH/agent-backend" daemon --local-only --rootDir "$root" | jq .ops_per_s)
-    noop=$("$BT" stdio -n 2000 -path "$root/bench/read1k.txt" -expect "$root/bench/read1k.txt" -dir "$root" \
-      -stderr "$SCRATCH/stdio.log" -- "$SCRATCH/mcpbench" -root "$root" -stdio -noop | jq .ops_per_s)
+    ours=$(run_stdio "$SCRATCH/agent-backend" daemon --local-only --rootDir "$root")
+    noop=$(run_stdio "$SCRATCH/mcpbench" -root "$root" -stdio -noop)
+    noopread=$(run_stdio "$SCRATCH/mcpbench" -root "$root" -stdio -noop -bareread)
     ratios+=("$(ratio "$ours" "$noop")")
-    printf 'stdio round %d: ours %.0f calls/s  no-op %.0f calls/s  ratio %s\n' "$i" "$ours" "$noop" "${ratios[-1]}"
+    readratios+=("$(ratio "$ours" "$noopread")")
+    printf 'stdio round %d: ours %.0f calls/s  no-op %.0f  no-op+ReadFile %.0f  ours/no-op %s  ours/(no-op+ReadFile) %s\n' \
+      "$i" "$ours" "$noop" "$noopread" "${ratios[-1]}" "${readratios[-1]}"
   done
-  echo "stdio median ratio ours/no-op: $(printf '%s\n' "${ratios[@]}" | median)"
+  echo "stdio median ours/no-op: $(printf '%s\n' "${ratios[@]}" | median)  ours/(no-op+ReadFile): $(printf '%s\n' "${readratios[@]}" | median)"
 }
 
 # wrk_run PORT ROOT SCENARIO: one 5 s run at c=32, prints the harness's JSON summary.

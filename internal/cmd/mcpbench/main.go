@@ -41,7 +41,7 @@ func main() {
 	token := flag.String("token", "", "bearer token required on /mcp (empty: none)")
 	stdio := flag.Bool("stdio", false, "serve over stdio instead of HTTP")
 	bare := flag.Bool("bare", false, "bare net/http handler returning a fixed read_text_file response")
-	bareRead := flag.Bool("bareread", false, "with -bare: also os.ReadFile bench/read1k.txt for every request (the file system's share of the ceiling)")
+	bareRead := flag.Bool("bareread", false, "with -bare or -stdio -noop: also os.ReadFile bench/read1k.txt for every request (the file system's share of the ceiling)")
 	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this address (profiling only)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the stdio run to this file")
 	inproc := flag.Int("inproc", 0, "time this many in-process read_text_file dispatches and exit")
@@ -75,7 +75,11 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 		if *noop {
-			noopStdio(agentbe.NewMCPServer(b))
+			fixture := ""
+			if *bareRead {
+				fixture = filepath.Join(*root, "bench", "read1k.txt")
+			}
+			noopStdio(agentbe.NewMCPServer(b), fixture)
 			return
 		}
 		if err := mcp.ServeStdio(context.Background(), agentbe.NewMCPServer(b), os.Stdin, os.Stdout); err != nil {
@@ -150,8 +154,9 @@ func memoryCopy(root string, names ...string) (*agentbe.Memory, error) {
 // response is computed once, and every later line gets it back with the
 // request's id spliced in by a byte scan (no JSON decoding, one write per
 // line). Lines before the first tools/call (initialize, notifications)
-// are served by s.
-func noopStdio(s *mcp.Server) {
+// are served by s. With a fixture path, every tools/call also reads that
+// file with os.ReadFile (the file system's share of the ceiling).
+func noopStdio(s *mcp.Server, fixture string) {
 	full := s.HandleBytes(context.Background(),
 		[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"bench/read1k.txt"}}}`))
 	i := bytes.Index(full, []byte(`"result":`))
@@ -164,6 +169,9 @@ func noopStdio(s *mcp.Server) {
 	for {
 		line, err := br.ReadSlice('\n')
 		if bytes.Contains(line, []byte(`"tools/call"`)) {
+			if fixture != "" {
+				os.ReadFile(fixture)
+			}
 			id := line[bytes.Index(line, []byte(`"id":`))+5:]
 			id = id[:bytes.IndexAny(id, ",}")]
 			out = append(append(append(out[:0], head...), id...), tail...)
