@@ -40,6 +40,7 @@ func pipeWith(data []byte) (*os.File, error) {
 	return r, nil
 }
 
+// writeAll writes all of data to fd with plain write calls.
 func writeAll(fd int, data []byte) error {
 	for len(data) > 0 {
 		n, err := unix.Write(fd, data)

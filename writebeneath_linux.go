@@ -58,7 +58,7 @@ func writeBeneath(ctx context.Context, dir *os.File, rel string, data []byte, cr
 	if !ok {
 		return false, nil
 	}
-	err = writeAllFd(fd, data)
+	err = writeAll(fd, data)
 	if err == nil && keep && mode&processUmask() != 0 {
 		err = unix.Fchmod(fd, mode)
 	}
@@ -94,21 +94,6 @@ func createTempAt(dfd int, base string, mode uint32) (fd int, tmp string, ok boo
 		}
 	}
 	return -1, "", false
-}
-
-// writeAllFd writes all of data to fd with plain write calls.
-func writeAllFd(fd int, data []byte) error {
-	for len(data) > 0 {
-		n, err := unix.Write(fd, data)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		data = data[n:]
-	}
-	return nil
 }
 
 // processUmask is the process's file mode creation mask as the kernel
