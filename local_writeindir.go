@@ -17,8 +17,8 @@ func (l *Local) WriteInDir(ctx context.Context, p string, data []byte) (bool, er
 	if err != nil || rel == "." {
 		return false, nil
 	}
+	done := l.log.begin("write", p) // logged only if this call writes
 	if ok, err := writeBeneath(ctx, l.jail.dirFile(), rel, data, isASCII(rel)); ok {
-		done := l.log.begin("write", p)
 		err = l.fail("write", p, err)
 		done(err)
 		return true, err
@@ -27,7 +27,6 @@ func (l *Local) WriteInDir(ctx context.Context, p string, data []byte) (bool, er
 	if a == nil {
 		return false, nil
 	}
-	done := l.log.begin("write", p)
 	err = l.commit(p, a, data)
 	done(err)
 	return true, err

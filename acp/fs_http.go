@@ -204,9 +204,9 @@ const sendChunk = 8 << 20
 // sendWhole answers a plain GET with the whole file, with the headers
 // http.ServeContent gives a 200. It copies sendChunk bytes at a time, so
 // that a reader that gives its descriptor (agentbe's Local) goes out with
-// sendfile (measured: 64 MiB at 1.6-2.2 GB/s through a 32 KiB copy buffer
-// before) while a Destroy of the backend still stops the stream within one
-// chunk.
+// sendfile (64 MiB measured at 2.2-3.4 GB/s, against 1.6-2.1 GB/s through
+// net/http's 32 KiB copy), while a Destroy of the backend still stops the
+// stream within one chunk.
 func sendWhole(w http.ResponseWriter, f io.Reader, fi fs.FileInfo) {
 	if !fi.ModTime().IsZero() && !fi.ModTime().Equal(time.Unix(0, 0)) {
 		w.Header().Set("Last-Modified", fi.ModTime().UTC().Format(http.TimeFormat))
