@@ -98,10 +98,12 @@ func TestRemoteBinaryKilledMidTransfer(t *testing.T) {
 	must(t, err)
 	readErr := make(chan error, 1)
 	go func() { _, err := io.Copy(io.Discard, &slowReader{rc}); readErr <- err }()
+	execErr := make(chan error, 1)
+	go func() { _, err := r.Exec(ctx, "sleep 3", agentbe.ExecOptions{}); execErr <- err }()
 	time.Sleep(100 * time.Millisecond)
 	killed := time.Now()
 	d.kill()
-	for name, ch := range map[string]chan error{"write": writeErr, "read": readErr} {
+	for name, ch := range map[string]chan error{"write": writeErr, "read": readErr, "exec": execErr} {
 		select {
 		case err := <-ch:
 			if agentbe.CodeOf(err) != agentbe.CodeConnectionClosed || !errors.Is(err, agentbe.ErrConnectionClosed) {

@@ -515,27 +515,44 @@ func (c *remoteCore) keepalive(l *remoteLink) {
 			return
 		case <-t.C:
 		}
-		answered := make(chan bool, 1)
-		go func() {
-			_, _, err := l.ssh.SendRequest("keepalive@openssh.com", true, nil)
-			answered <- err == nil
-		}()
+		answered, down := probe(l, every)
 		select {
-		case ok := <-answered:
-			if ok {
-				misses = 0
-				continue
-			}
-			misses = max
 		case <-l.lost:
 			return
-		case <-time.After(every):
+		default:
+		}
+		switch {
+		case answered:
+			misses = 0
+			continue
+		case down:
+			misses = max
+		default:
 			misses++
 		}
 		if misses >= max {
 			c.lost(l, errors.New("keepalive: no answer"))
 			return
 		}
+	}
+}
+
+// probe sends one keepalive request on l and waits up to wait for the
+// answer: answered reports a reply, down a failed request or the link's
+// loss (on a link that is down the request fails at once).
+func probe(l *remoteLink, wait time.Duration) (answered, down bool) {
+	res := make(chan error, 1)
+	go func() {
+		_, _, err := l.ssh.SendRequest("keepalive@openssh.com", true, nil)
+		res <- err
+	}()
+	select {
+	case err := <-res:
+		return err == nil, err != nil
+	case <-l.lost:
+		return false, true
+	case <-time.After(wait):
+		return false, false
 	}
 }
 

@@ -125,10 +125,10 @@ func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]
 	}
 	var ee *ssh.ExitError
 	if !errors.As(runErr, &ee) {
-		select {
-		case <-l.lost:
+		// The session may end before the link's loss is recorded: ask
+		// the link itself.
+		if _, down := probe(l, time.Second); down {
 			return nil, stderr.String(), connClosed("exec", "", runErr)
-		default:
 		}
 		return nil, stderr.String(), &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindRemote,
 			Err: fmt.Errorf("command ended without an exit status: %w", runErr)}
