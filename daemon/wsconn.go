@@ -59,6 +59,7 @@ type wsConn struct {
 	wcond       *sync.Cond // signalled when the flusher makes progress or ends
 	pend, spare []byte     // frames queued; the flusher's last buffer, for reuse
 	flushing    bool       // a flusher goroutine is running
+	lastBig     bool       // the last frame queued was above maxInlineWrite
 	werr        error      // the first write error; every later write returns it
 	closed      bool       // the close frame was sent
 	released    bool       // the SSH layer closed its side (see Close)
