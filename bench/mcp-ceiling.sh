@@ -49,23 +49,33 @@ wait_port() {
 
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
+# versus LABEL ROUNDS UNIT OURS CEILING READ_CEILING: ROUNDS rounds, each
+# calling the three functions named (each prints one rate), in that order;
+# prints every round and the median ratios of ours to both ceilings.
+versus() {
+  local label=$1 rounds=$2 unit=$3 i o c r ratios=() readratios=()
+  for ((i = 1; i <= rounds; i++)); do
+    o=$("$4"); c=$("$5"); r=$("$6")
+    ratios+=("$(ratio "$o" "$c")")
+    readratios+=("$(ratio "$o" "$r")")
+    printf '%s round %d: ours %.0f %s  ceiling %.0f  ceiling+ReadFile %.0f  ours/ceiling %s  ours/(ceiling+ReadFile) %s\n' \
+      "$label" "$i" "$o" "$unit" "$c" "$r" "${ratios[-1]}" "${readratios[-1]}"
+  done
+  echo "$label median ours/ceiling: $(printf '%s\n' "${ratios[@]}" | median)  ours/(ceiling+ReadFile): $(printf '%s\n' "${readratios[@]}" | median)"
+}
+
 cmd_stdio() {
-  local rounds=${1:-5} root="$SCRATCH/ws-stdio" ours noop noopread ratios=() readratios=()
+  local root="$SCRATCH/ws-stdio"
   build; fixtures "$root"
   run_stdio() {
     "$BT" stdio -n 2000 -path "$root/bench/read1k.txt" -expect "$root/bench/read1k.txt" -dir "$root" \
       -stderr "$SCRATCH/stdio.log" -- "$@" | jq .ops_per_s
   }
-  for ((i = 1; i <= rounds; i++)); do
-    ours=$(run_stdio "$SCRATCH/agent-backend" daemon --local-only --rootDir "$root")
-    noop=$(run_stdio "$SCRATCH/mcpbench" -root "$root" -stdio -noop)
-    noopread=$(run_stdio "$SCRATCH/mcpbench" -root "$root" -stdio -noop -bareread)
-    ratios+=("$(ratio "$ours" "$noop")")
-    readratios+=("$(ratio "$ours" "$noopread")")
-    printf 'stdio round %d: ours %.0f calls/s  no-op %.0f  no-op+ReadFile %.0f  ours/no-op %s  ours/(no-op+ReadFile) %s\n' \
-      "$i" "$ours" "$noop" "$noopread" "${ratios[-1]}" "${readratios[-1]}"
-  done
-  echo "stdio median ours/no-op: $(printf '%s\n' "${ratios[@]}" | median)  ours/(no-op+ReadFile): $(printf '%s\n' "${readratios[@]}" | median)"
+  stdio_ours() { run_stdio "$SCRATCH/agent-backend" daemon --local-only --rootDir "$root"; }
+  stdio_noop() { run_stdio "$SCRATCH/mcpbench" -root "$root" -stdio -noop; }
+  stdio_noopread() { run_stdio "$SCRATCH/mcpbench" -root "$root" -stdio -noop -bareread; }
+  echo "stdio ceiling: mcpbench -stdio -noop"
+  versus stdio "${1:-5}" calls/s stdio_ours stdio_noop stdio_noopread
 }
 
 # wrk_run PORT ROOT SCENARIO: one 5 s run at c=32, prints the harness's JSON summary.
@@ -100,7 +110,7 @@ check_body() {
 }
 
 cmd_http() {
-  local rounds=${1:-3} root="$SCRATCH/ws-http" d b f ratios=() fsratios=() p
+  local root="$SCRATCH/ws-http" p
   build; fixtures "$root"
   DAEMON=$(start_daemon 3931 "$root")
   GOMAXPROCS=1 "$SCRATCH/mcpbench" -root "$root" -addr 127.0.0.1:3932 -bare >"$SCRATCH/bare.log" 2>&1 &
@@ -109,14 +119,11 @@ cmd_http() {
   BAREREAD=$!
   trap 'stop $DAEMON; stop $BARE; stop $BAREREAD' EXIT
   for p in 3931 3932 3933; do wait_port "$p"; check_body "$p" "$root"; done
-  for ((i = 1; i <= rounds; i++)); do
-    d=$(plain_rps 3931); b=$(plain_rps 3932); f=$(plain_rps 3933)
-    ratios+=("$(ratio "$d" "$b")")
-    fsratios+=("$(ratio "$d" "$f")")
-    printf 'http round %d: daemon %.0f req/s  bare %.0f  bare+ReadFile %.0f  daemon/bare %s  daemon/(bare+ReadFile) %s\n' \
-      "$i" "$d" "$b" "$f" "${ratios[-1]}" "${fsratios[-1]}"
-  done
-  echo "http median daemon/bare: $(printf '%s\n' "${ratios[@]}" | median)  daemon/(bare+ReadFile): $(printf '%s\n' "${fsratios[@]}" | median)"
+  http_ours() { plain_rps 3931; }
+  http_bare() { plain_rps 3932; }
+  http_bareread() { plain_rps 3933; }
+  echo "http ceiling: mcpbench -bare (all at GOMAXPROCS=1)"
+  versus http "${1:-3}" req/s http_ours http_bare http_bareread
 }
 
 cmd_tails() {
