@@ -96,8 +96,13 @@ func (c *wsConn) flushLocked(inline bool) {
 			return
 		}
 	}
+	// Both buffers may have grown to the queue's bound during a bulk
+	// transfer; an idle connection keeps neither at that size.
 	if cap(c.spare) > maxKeptSpare {
 		c.spare = nil
+	}
+	if len(c.pend) == 0 && cap(c.pend) > maxKeptSpare {
+		c.pend = nil
 	}
 	c.flushing = false
 	c.wcond.Broadcast()

@@ -96,6 +96,11 @@ func TestWSConnQueuedWrites(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	c.wmu.Lock()
+	if cap(c.pend) > maxKeptSpare || cap(c.spare) > maxKeptSpare {
+		t.Errorf("idle connection keeps buffers of %d and %d bytes", cap(c.pend), cap(c.spare))
+	}
+	c.wmu.Unlock()
 	if _, err := c.Write([]byte("late")); !errors.Is(err, errWSClosed) {
 		t.Fatalf("Write after close: %v", err)
 	}

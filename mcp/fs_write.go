@@ -31,7 +31,7 @@ func (t *fsTools) writeFile(ctx context.Context, a *args) (*CallToolResult, erro
 	if err != nil {
 		return errResult(err)
 	}
-	if err := t.write(ctx, real, string(content)); err != nil {
+	if err := t.write(ctx, real, content); err != nil {
 		return errResult(err)
 	}
 	return textResult("Successfully wrote to " + p)
@@ -53,7 +53,7 @@ type DirectWriter interface {
 // after the checks that give the official server's errors: a directory in
 // the way, a missing or non-directory parent (the workspace would create
 // missing parents; the official server does not).
-func (t *fsTools) write(ctx context.Context, real, content string) error {
+func (t *fsTools) write(ctx context.Context, real string, content []byte) error {
 	fi, err := t.ws.Stat(ctx, real)
 	switch {
 	case err == nil && fi.IsDir():
@@ -64,7 +64,7 @@ func (t *fsTools) write(ctx context.Context, real, content string) error {
 			return err
 		}
 	}
-	if err := t.ws.Write(ctx, real, []byte(content)); err != nil {
+	if err := t.ws.Write(ctx, real, content); err != nil {
 		return nodeErr(err, "open", real, "")
 	}
 	return nil

@@ -21,12 +21,8 @@ func appendString(b []byte, s string) []byte {
 		if i += plainPrefix(bytesOf(s[i:]), true); i >= len(s) {
 			break
 		}
-		c := s[i]
+		c := s[i] // '"', '\\', a control byte or the start of a multi-byte rune
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':

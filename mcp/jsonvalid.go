@@ -125,13 +125,8 @@ func validString(data []byte, i int) int {
 			switch data[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
-				if i+4 >= len(data) {
+				if _, ok := hex4(data, i+1); !ok {
 					return -1
-				}
-				for _, h := range data[i+1 : i+5] {
-					if !isHex(h) {
-						return -1
-					}
 				}
 				i += 4
 			default:
@@ -140,10 +135,6 @@ func validString(data []byte, i int) int {
 		}
 	}
 	return -1
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
 // validNumber checks the number starting at i and returns the index after
