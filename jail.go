@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/agentbe/agent-backend/internal/replace"
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
@@ -255,7 +256,7 @@ func tempName(rel string) string {
 }
 
 // atomicFile writes to a temporary sibling and renames it over the target
-// (or exchanges the two, see exchangeInto) on Close; until then the target
+// (or exchanges the two, see replace.ByExchange) on Close; until then the target
 // keeps its previous content.
 type atomicFile struct {
 	ctx     context.Context
@@ -266,7 +267,6 @@ type atomicFile struct {
 	mode    fs.FileMode
 	keep    bool // chmod the result to mode (the replaced file's bits)
 	ownRoot bool // root was opened for this file (the target's parent): closed with it
-	flat    bool // tmp and target are names in root's own directory
 
 	// Set by Local.Create: wrap turns errors into *Error values, done logs
 	// the outcome, untrack ends the destroy-time registration.
@@ -362,7 +362,7 @@ func createInParent(ctx context.Context, r *os.Root, rel string, create bool) *a
 		closeOwn()
 		return nil
 	}
-	return &atomicFile{ctx: ctx, root: pr, ownRoot: own, flat: true, f: f, tmp: tmp, target: base,
+	return &atomicFile{ctx: ctx, root: pr, ownRoot: own, f: f, tmp: tmp, target: base,
 		mode: mode, keep: keep}
 }
 
@@ -428,7 +428,7 @@ func (a *atomicFile) Close() error {
 	if err == nil && a.ctx != nil {
 		err = a.ctx.Err()
 	}
-	if err == nil && !(a.flat && a.keep && exchangeInto(a.root, a.tmp, a.target)) {
+	if err == nil && !(a.keep && replace.InRoot(a.root, a.tmp, a.target)) {
 		err = a.root.Rename(a.tmp, a.target)
 	}
 	if err != nil {

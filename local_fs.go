@@ -166,7 +166,7 @@ func (l *Local) openIn(ctx context.Context, op, p string) (*os.File, fs.FileInfo
 // through a symbolic link inside the workspace replaces the link's target.
 // Durability across a crash is not promised (no fsync): a file replaced
 // shortly before an operating-system crash may come back empty (see
-// exchangeInto for why ext4's rename heuristic is not relied on).
+// internal/replace for why ext4's rename heuristic is not relied on).
 func (l *Local) Write(ctx context.Context, p string, data []byte) error {
 	done := l.log.begin("write", p)
 	err := l.write(ctx, p, data)

@@ -14,7 +14,7 @@ var errTooManyHandles = errors.New("too many open handles")
 type handle struct {
 	f       *os.File
 	dir     bool
-	regular bool   // a regular file: READ may splice from it
+	regular bool   // a regular file: READ may splice from it (cleared once splicing it fails)
 	append  bool   // writes go to the end, in request order
 	name    string // the path as the client gave it, for messages
 	rel     string // resolved path relative to the root, at open time

@@ -190,7 +190,8 @@ func (s *session) rename(id uint32, d *decoder, posix bool) *[]byte {
 	if err != nil {
 		return errPacket(id, "rename", newName, err)
 	}
-	if _, err := s.root.Lstat(oldRel); err != nil {
+	oldInfo, err := s.root.Lstat(oldRel)
+	if err != nil {
 		return errPacket(id, "rename", oldName, err)
 	}
 	if err := s.checkMovedLink(oldRel, newRel); err != nil {
@@ -206,7 +207,7 @@ func (s *session) rename(id uint32, d *decoder, posix bool) *[]byte {
 			return errPacket(id, "rename", newName, err)
 		}
 	}
-	if posix && s.replaceRegular(oldRel, newRel) {
+	if posix && s.replaceRegular(oldInfo, oldRel, newRel) {
 		return okPacket(id)
 	}
 	if err := s.root.Rename(oldRel, newRel); err != nil {

@@ -632,3 +632,43 @@ func TestPosixRenameReplaces(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceRegular: posix-rename's swap path takes a regular file over a
+// regular file, and declines (changing nothing) a directory as the source
+// or a missing destination, which the rename then handles.
+func TestReplaceRegular(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	s := &session{root: root}
+	writeFile(t, filepath.Join(dir, "new"), "new")
+	writeFile(t, filepath.Join(dir, "target"), "old")
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	info := func(p string) fs.FileInfo {
+		fi, err := root.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	if s.replaceRegular(info("d"), "d", "target") {
+		t.Fatal("a directory was swapped over a file")
+	}
+	if s.replaceRegular(info("new"), "new", "absent") {
+		t.Fatal("swapped with nothing")
+	}
+	if !s.replaceRegular(info("new"), "new", "target") {
+		t.Fatal("file over file not swapped")
+	}
+	if got := readFile(t, filepath.Join(dir, "target")); got != "new" {
+		t.Fatalf("target holds %q", got)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "d")); err != nil || !fi.IsDir() {
+		t.Fatalf("d: %v", err)
+	}
+}

@@ -3,12 +3,16 @@
 package sftpjail
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // splicePipeSize is the capacity asked for the session's splice pipe. A
@@ -22,12 +26,6 @@ const splicePipeSize = 512 << 10
 // with room for several READ replies queued, the client never waits for
 // the server between two of them.
 const sendBufferSize = 4 << 20
-
-const (
-	fcntlSetPipeSize = 1031 // F_SETPIPE_SZ
-	fcntlGetPipeSize = 1032 // F_GETPIPE_SZ
-	spliceNonblock   = 2    // SPLICE_F_NONBLOCK
-)
 
 // splicer sends the data of READ replies from the file to the session's
 // output with splice(2): page-cache pages go through a pipe into the
@@ -55,7 +53,7 @@ func newSplicer(w io.Writer) *splicer {
 	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
 		return nil
 	}
-	if n, err := fcntl(p[1], fcntlSetPipeSize, splicePipeSize); err != nil || n < splicePipeSize {
+	if n, err := unix.FcntlInt(uintptr(p[1]), unix.F_SETPIPE_SZ, splicePipeSize); err != nil || n < splicePipeSize {
 		syscall.Close(p[0])
 		syscall.Close(p[1])
 		return nil
@@ -101,37 +99,17 @@ func growSendBuffer(fd int) {
 		}
 		return
 	}
-	if n, err := fcntl(fd, fcntlGetPipeSize, 0); err == nil && n < sendBufferSize {
+	if n, err := unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0); err == nil && n < sendBufferSize {
 		// Beyond fs.pipe-max-size an unprivileged process gets EPERM: ask
 		// for the largest size allowed without privilege instead.
-		if _, err := fcntl(fd, fcntlSetPipeSize, sendBufferSize); err != nil {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, sendBufferSize); err != nil {
 			if b, err := os.ReadFile("/proc/sys/fs/pipe-max-size"); err == nil {
-				if max := atoiPrefix(b); max > n {
-					fcntl(fd, fcntlSetPipeSize, max)
+				if max, err := strconv.Atoi(string(bytes.TrimSpace(b))); err == nil && max > n {
+					unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, max)
 				}
 			}
 		}
 	}
-}
-
-// atoiPrefix parses the decimal number b starts with.
-func atoiPrefix(b []byte) int {
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' || n > 1<<40 {
-			break
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n
-}
-
-func fcntl(fd, cmd, arg int) (int, error) {
-	r, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), uintptr(cmd), uintptr(arg))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
 }
 
 // spliceRead serves READ on a regular file by splicing, writing the reply
@@ -155,7 +133,7 @@ func (s *session) spliceRead(id uint32, h *handle, off uint64, n int) bool {
 			// Nonblocking on the pipe side only: a READ spanning more
 			// pages than the pipe has slots ends short instead of
 			// blocking, which the protocol allows.
-			m, err := syscall.Splice(int(fd), &o, sp.pw, nil, n-got, spliceNonblock)
+			m, err := syscall.Splice(int(fd), &o, sp.pw, nil, n-got, unix.SPLICE_F_NONBLOCK)
 			if err == syscall.EINTR {
 				continue
 			}
@@ -177,7 +155,8 @@ func (s *session) spliceRead(id uint32, h *handle, off uint64, n int) bool {
 		case rerr == nil:
 			s.send(statusPacket(id, statusEOF, "EOF"))
 		case rerr == syscall.EINVAL || rerr == syscall.ENOSYS:
-			return false // this file cannot be spliced from
+			h.regular = false // this file cannot be spliced from: not again
+			return false
 		default:
 			s.send(errPacket(id, "read", h.name, rerr))
 		}

@@ -3,6 +3,7 @@
 package sftpjail
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"errors"
@@ -148,5 +149,50 @@ func TestSpliceTransfers(t *testing.T) {
 				t.Fatalf("after a failed WRITE: %v, %v", fi, err)
 			}
 		})
+	}
+}
+
+// TestSpliceReadDirect: a READ of a regular file to a pipe is served by
+// spliceRead itself (not by the copying fallback), with the reply whole.
+func TestSpliceReadDirect(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 100000)
+	rand.Read(data)
+	if err := os.WriteFile(filepath.Join(dir, "f"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	s := &session{spl: newSplicer(w), w: &replyWriter{bw: bufio.NewWriter(w)}}
+	if s.spl == nil {
+		t.Fatal("no splicer to a pipe")
+	}
+	defer s.spl.close()
+	h := &handle{f: f, regular: true, name: "f"}
+	got := make(chan []byte, 1)
+	go func() {
+		var buf []byte
+		body, err := readPacket(r, &buf)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- body
+	}()
+	if !s.spliceRead(7, h, 1000, 50000) {
+		t.Fatal("spliceRead declined a regular file")
+	}
+	body := <-got
+	// DATA: type, id, length, then the bytes.
+	if body[0] != fxpData || !bytes.Equal(body[9:], data[1000:51000]) {
+		t.Fatalf("reply type %d, %d data bytes", body[0], len(body)-9)
 	}
 }
