@@ -175,14 +175,18 @@ func (l *Local) Write(ctx context.Context, p string, data []byte) error {
 }
 
 func (l *Local) write(ctx context.Context, p string, data []byte) error {
-	if _, _, rel, err := l.at(ctx, "write", p); err == nil && rel != "." {
+	r, host, rel, err := l.at(ctx, "write", p)
+	if err != nil {
+		return err
+	}
+	if rel != "." {
 		if ok, err := writeBeneath(ctx, l.jail.dirFile(), rel, data, true); ok {
 			return l.fail("write", p, err)
 		}
 	}
-	a, err := l.create(ctx, "write", p)
+	a, err := createAtomic(ctx, r, host, rel)
 	if err != nil {
-		return err
+		return l.fail("write", p, err)
 	}
 	return l.commit(p, a, data)
 }

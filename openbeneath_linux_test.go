@@ -147,3 +147,11 @@ func wsAndCanary(t *testing.T, inside, secret string) (ws, canary string) {
 	mustOK(t, os.WriteFile(filepath.Join(canary, secret), []byte("canary"), 0o644))
 	return ws, canary
 }
+
+// withoutOpenat2 makes the openat2 fast paths decline for the rest of t,
+// so that the os.Root paths behind them run.
+func withoutOpenat2(t *testing.T) {
+	was := openat2Unusable.Load()
+	openat2Unusable.Store(true)
+	t.Cleanup(func() { openat2Unusable.Store(was) })
+}

@@ -2,10 +2,7 @@
 
 package agentbe
 
-import (
-	"context"
-	"os"
-)
+import "os"
 
 // openBeneath has no single-call confined open to use here: the caller
 // takes the os.Root path.
@@ -16,9 +13,4 @@ func openBeneath(dir *os.File, name, rel string, flags int) (*os.File, bool) {
 // readBeneath: see openBeneath.
 func readBeneath(dir *os.File, rel string, limit int64) ([]byte, bool) {
 	return nil, false
-}
-
-// writeBeneath: see openBeneath.
-func writeBeneath(ctx context.Context, dir *os.File, rel string, data []byte, create bool) (bool, error) {
-	return false, nil
 }

@@ -14,6 +14,10 @@ import (
 // new file, drops setuid/setgid, creates new files at 0644 minus the umask,
 // and leaves no temporary sibling behind.
 func TestWriteReplaceKeepsMode(t *testing.T) {
+	bothWritePaths(t, testWriteReplaceKeepsMode)
+}
+
+func testWriteReplaceKeepsMode(t *testing.T) {
 	ctx := context.Background()
 	l := ctLocal(t, LocalConfig{})
 	root := l.RootDir()
@@ -51,6 +55,10 @@ func TestWriteReplaceKeepsMode(t *testing.T) {
 // TestWriteCancelledKeepsOld: a write whose context is done changes
 // nothing and leaves no temporary file.
 func TestWriteCancelledKeepsOld(t *testing.T) {
+	bothWritePaths(t, testWriteCancelledKeepsOld)
+}
+
+func testWriteCancelledKeepsOld(t *testing.T) {
 	l := ctLocal(t, LocalConfig{})
 	root := l.RootDir()
 	mustOK(t, os.WriteFile(filepath.Join(root, "f"), []byte("old"), 0o644))
@@ -69,6 +77,10 @@ func TestWriteCancelledKeepsOld(t *testing.T) {
 // out of the workspace is never written through, whichever path (fast or
 // general) takes the write; a link inside the workspace is followed.
 func TestWriteThroughLinkedParent(t *testing.T) {
+	bothWritePaths(t, testWriteThroughLinkedParent)
+}
+
+func testWriteThroughLinkedParent(t *testing.T) {
 	ctx := context.Background()
 	l := ctLocal(t, LocalConfig{})
 	root := l.RootDir()
@@ -88,6 +100,16 @@ func TestWriteThroughLinkedParent(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(root, "in", "x")); string(got) != "in" {
 		t.Errorf("in/x holds %q", got)
 	}
+}
+
+// bothWritePaths runs test with the openat2 fast path (where there is
+// one) and with the os.Root path alone.
+func bothWritePaths(t *testing.T, test func(t *testing.T)) {
+	t.Run("fast", test)
+	t.Run("os.Root", func(t *testing.T) {
+		withoutOpenat2(t)
+		test(t)
+	})
 }
 
 func assertNoTemp(t *testing.T, dir string) {
