@@ -517,3 +517,24 @@ func TestACPBareCRInAgentLine(t *testing.T) {
 		t.Fatalf("event data %q", last.data)
 	}
 }
+
+// TestProxyListDelete: the proxy's own API (for embedders, without HTTP)
+// lists every instance and deletes one, idempotently.
+func TestProxyListDelete(t *testing.T) {
+	e := newTestEnv(t, envOpts{})
+	e.startSession("a")
+	e.startSession("b")
+	p := e.h.Proxy()
+	var ids []string
+	for _, in := range p.List() {
+		ids = append(ids, in.ServerID)
+	}
+	if len(ids) != 2 || ids[0] != "a" || ids[1] != "b" {
+		t.Fatalf("List: %v", ids)
+	}
+	p.Delete("a")
+	p.Delete("a")
+	if p.Get("a") != nil || p.Get("b") == nil || len(p.List()) != 1 {
+		t.Fatalf("after Delete: %v", p.List())
+	}
+}

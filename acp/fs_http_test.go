@@ -214,6 +214,24 @@ func TestUploadBatch(t *testing.T) {
 	if r := e.do("POST", "/v1/fs/upload-batch", "application/x-tar", ok[:700]); r.status != 400 {
 		t.Fatalf("truncated archive: %d %s", r.status, r.body)
 	}
+	// Cut inside a member's content (600 bytes padded to 1024, then the
+	// 1024-byte end marker): named as truncated, nothing extracted.
+	cut := makeTar(t, tarMember{name: "cut.txt", typ: tar.TypeReg, body: strings.Repeat("c", 600)})
+	cut = cut[:len(cut)-2048+300]
+	if r := e.do("POST", "/v1/fs/upload-batch", "application/x-tar", cut); r.status != 400 ||
+		!strings.Contains(string(r.body), "truncated tar archive") {
+		t.Fatalf("archive cut inside a member: %d %s", r.status, r.body)
+	}
+	if _, err := os.Stat(e.root + "/cut.txt"); err == nil {
+		t.Fatal("a truncated member was extracted")
+	}
+	if err := os.WriteFile(e.root+"/plain.txt", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.do("POST", "/v1/fs/upload-batch?path=plain.txt", "application/x-tar", ok); r.status != 400 ||
+		!strings.Contains(string(r.body), "not a directory") {
+		t.Fatalf("upload onto a file: %d %s", r.status, r.body)
+	}
 	if ents, _ := os.ReadDir(e.root + "/.agentbe/tmp"); len(ents) != 0 {
 		t.Fatalf("staging left behind: %v", ents)
 	}

@@ -183,12 +183,8 @@ func (p *Proxy) WaitFor(ctx context.Context, serverID string, d time.Duration) *
 // Delete stops and forgets the instance; deleting a missing one is not an
 // error. It returns once the process is reaped, or after StopWait.
 func (p *Proxy) Delete(serverID string) {
-	p.mu.Lock()
-	in := p.insts[serverID]
-	delete(p.insts, serverID)
-	p.mu.Unlock()
-	if in != nil {
-		in.close(p.cfg.stopWait())
+	if in := p.Get(serverID); in != nil {
+		p.forget(in)
 	}
 }
 
