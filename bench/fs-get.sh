@@ -24,14 +24,12 @@ cp "$SA" "$SCRATCH/sandbox-agent" && chmod +x "$SCRATCH/sandbox-agent"
 head -c "$((SIZE_MIB << 20))" /dev/urandom >"$SCRATCH/ours/big.bin"
 cp "$SCRATCH/ours/big.bin" "$SCRATCH/sa/big.bin"
 
-"$SCRATCH/agent-backend" daemon --rootDir "$SCRATCH/ours" --host 127.0.0.1 --port 3961 --auth-token "$TOKEN" \
-  --isolation software --ssh-host-key "$SCRATCH/hostkey" >"$SCRATCH/daemon.log" 2>&1 &
-OURS=$!
+OURS=$(run_daemon "$SCRATCH/agent-backend" 3961 "$SCRATCH/ours" "$TOKEN" "$SCRATCH")
 (cd "$SCRATCH/sa" && HOME="$SCRATCH/sa" exec "$SCRATCH/sandbox-agent" server --no-token --no-telemetry -H 127.0.0.1 -p 3962) >"$SCRATCH/sa.log" 2>&1 &
 THEIRS=$!
 trap 'kill $OURS $THEIRS 2>/dev/null; wait 2>/dev/null || true' EXIT
 for p in 3961 3962; do
-  for _ in $(seq 200); do curl -fs -o /dev/null "http://127.0.0.1:$p/v1/health" -H "Authorization: Bearer $TOKEN" && break; sleep 0.05; done
+  wait_http "http://127.0.0.1:$p/v1/health" -H "Authorization: Bearer $TOKEN" || die "port $p did not start"
 done
 
 ours_url="http://127.0.0.1:3961/v1/fs/file?path=big.bin"
@@ -44,5 +42,5 @@ for ((i = 1; i <= ROUNDS; i++)); do
   echo "get round $i: ours $o MiB/s  sandbox-agent $s MiB/s  ratio ${ratios[-1]}"
 done
 hwm() { awk '/VmHWM/ {printf "%d MiB", $2 / 1024}' "/proc/$1/status"; }
-echo "peak RSS: ours $(hwm $OURS)  sandbox-agent $(hwm "$(pgrep -P $THEIRS -f sandbox-agent || echo $THEIRS)")"
+echo "peak RSS: ours $(hwm "$OURS")  sandbox-agent $(hwm "$(pgrep -P $THEIRS -f sandbox-agent || echo $THEIRS)")"
 echo "get median ratio ours/sandbox-agent: $(printf '%s\n' "${ratios[@]}" | median)"

@@ -42,10 +42,7 @@ fixtures() {
 # shellcheck source=bench/lib.sh
 . "$HERE/lib.sh"
 
-wait_port() {
-  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$1/health" >/dev/null 2>&1 && return 0; sleep 0.05; done
-  die "nothing answered on port $1"
-}
+wait_port() { wait_http "http://127.0.0.1:$1/health" || die "nothing answered on port $1"; }
 
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
@@ -87,10 +84,8 @@ wrk_run() {
     die "no result for $3 on port $1 (see $SCRATCH/harness.log)"
 }
 
-start_daemon() { # start_daemon PORT ROOT: the full daemon as it ships (auth, software isolation)
-  GOMAXPROCS=${DAEMON_GOMAXPROCS:-1} "$SCRATCH/agent-backend" daemon --rootDir "$2" --host 127.0.0.1 --port "$1" \
-    --auth-token "$TOKEN" --isolation software --ssh-host-key "$SCRATCH/hostkey" >"$SCRATCH/daemon.log" 2>&1 &
-  echo $!
+start_daemon() { # start_daemon PORT ROOT: run_daemon at GOMAXPROCS=${DAEMON_GOMAXPROCS:-1}
+  GOMAXPROCS=${DAEMON_GOMAXPROCS:-1} run_daemon "$SCRATCH/agent-backend" "$1" "$2" "$TOKEN" "$SCRATCH"
 }
 
 # plain_rps PORT: req/s of a 5 s wrk run with bench/read-text-file.lua (fails
