@@ -45,8 +45,10 @@ func (s *Server) acpBackend(r *http.Request) (agentbe.Backend, func(), error) {
 	}
 	sc, err := s.openScope(r.Context(), scope)
 	if err != nil {
-		return nil, nil, &acp.StatusError{Status: http.StatusBadRequest,
-			Detail: "Scope path must name a directory of the workspace, not a symbolic link or a file"}
+		if refused := openScopeRefusal(err); refused != nil {
+			return nil, nil, &acp.StatusError{Status: http.StatusBadRequest, Detail: refused.detail}
+		}
+		return nil, nil, &acp.StatusError{Status: http.StatusInternalServerError, Detail: "the scope could not be opened"}
 	}
 	return sc, func() { sc.Destroy(context.Background()) }, nil
 }

@@ -50,6 +50,11 @@ func TestACPRoutesMounted(t *testing.T) {
 			t.Errorf("scope %q: %d %s", bad, c, b)
 		}
 	}
+	// A scope naming a file: the same refusal as on /mcp.
+	if c, b := do("GET", "/v1/fs/stat?path=.", "tok", "team/a.txt", ""); c != 400 ||
+		!strings.Contains(b, "Scope path must name a directory of the workspace, not a symbolic link or a file") {
+		t.Errorf("scope naming a file: %d %s", c, b)
+	}
 	if c, b := do("GET", "/", "", "", ""); c != 200 {
 		t.Fatal(c, b)
 	}

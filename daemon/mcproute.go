@@ -3,12 +3,9 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"io/fs"
 	"net/http"
 	"strings"
-	"syscall"
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
@@ -119,11 +116,8 @@ func trimSlashes(p string) string {
 // is at fault (it leaves the workspace, goes through a symbolic link, or
 // names something that is not a directory); other failures stay 500.
 func scopeError(err error) error {
-	switch {
-	case errors.Is(err, agentbe.ErrPathEscape):
-		return httpErr(http.StatusBadRequest, "Invalid scope path", "Scope path must not contain path traversal sequences")
-	case errors.Is(err, agentbe.ErrScopeLink), errors.Is(err, syscall.ENOTDIR), errors.Is(err, fs.ErrExist):
-		return httpErr(http.StatusBadRequest, "Invalid scope path", "Scope path must name a directory of the workspace, not a symbolic link or a file")
+	if refused := openScopeRefusal(err); refused != nil {
+		return httpErr(http.StatusBadRequest, refused.title, refused.detail)
 	}
 	return err
 }

@@ -3,9 +3,11 @@ package daemon
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net/http"
 	"path"
 	"strings"
+	"syscall"
 
 	agentbe "github.com/agentbe/agent-backend"
 )
@@ -78,4 +80,17 @@ func (s *Server) openScope(ctx context.Context, scope string) (*agentbe.Scope, e
 		return nil, err
 	}
 	return sc, nil
+}
+
+// openScopeRefusal is the refusal for an openScope error the request
+// caused (a traversal, a link, a file where the scope's directory should
+// be), or nil for any other failure: the server's own, not a 400.
+func openScopeRefusal(err error) *scopeRefusal {
+	switch {
+	case errors.Is(err, agentbe.ErrPathEscape):
+		return &scopeRefusal{"Invalid scope path", "Scope path must not contain path traversal sequences"}
+	case errors.Is(err, agentbe.ErrScopeLink), errors.Is(err, syscall.ENOTDIR), errors.Is(err, fs.ErrExist):
+		return &scopeRefusal{"Invalid scope path", "Scope path must name a directory of the workspace, not a symbolic link or a file"}
+	}
+	return nil
 }
