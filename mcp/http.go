@@ -104,10 +104,13 @@ func NewHTTPHandler(newServer func(r *http.Request) (*Server, error), opts HTTPO
 func NormalizeHosts(hosts []string) []string {
 	out := make([]string, len(hosts))
 	for i, h := range hosts {
-		out[i] = strings.ToLower(strings.Trim(h, "[]"))
+		out[i] = normalizeHost(h)
 	}
 	return out
 }
+
+// normalizeHost is one name of NormalizeHosts.
+func normalizeHost(h string) string { return strings.ToLower(strings.Trim(h, "[]")) }
 
 type httpHandler struct {
 	newServer func(r *http.Request) (*Server, error)
@@ -552,9 +555,9 @@ func isLoopbackAddr(a net.Addr) bool {
 
 func hostname(hostport string) string {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return strings.ToLower(strings.Trim(h, "[]"))
+		return normalizeHost(h)
 	}
-	return strings.ToLower(strings.Trim(hostport, "[]"))
+	return normalizeHost(hostport)
 }
 
 func hostAllowed(name string, allowed []string) bool {
