@@ -1,6 +1,10 @@
 package agentbe
 
-import "context"
+import (
+	"context"
+
+	"github.com/agentbe/agent-backend/internal/wspath"
+)
 
 // WriteInDir writes p as Write does, but only in the common case: p's
 // directory exists and p is a regular file, or does not exist and its name
@@ -18,25 +22,16 @@ func (l *Local) WriteInDir(ctx context.Context, p string, data []byte) (bool, er
 		return false, nil
 	}
 	done := l.log.begin("write", p) // logged only if this call writes
-	if ok, err := writeBeneath(ctx, l.jail.dirFile(), rel, data, isASCII(rel)); ok {
+	if ok, err := writeBeneath(ctx, l.jail.dirFile(), rel, data, wspath.IsASCII(rel)); ok {
 		err = l.fail("write", p, err)
 		done(err)
 		return true, err
 	}
-	a := createInParent(ctx, r, rel, isASCII(rel))
+	a := createInParent(ctx, r, rel, wspath.IsASCII(rel))
 	if a == nil {
 		return false, nil
 	}
 	err = l.commit(p, a, data)
 	done(err)
 	return true, err
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }

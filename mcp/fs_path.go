@@ -148,7 +148,7 @@ func (t *fsTools) walk(ctx context.Context, rel, abs string) (string, error) {
 // unicodeMatch finds the single entry of dir whose name is canonically
 // equivalent to name (but not equal to it); "" when there is none.
 func (t *fsTools) unicodeMatch(ctx context.Context, dir, name string) (string, error) {
-	if isASCII(name) {
+	if wspath.IsASCII(name) {
 		return "", nil
 	}
 	names, err := t.ws.ReadDir(ctx, dir)

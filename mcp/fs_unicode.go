@@ -3,7 +3,8 @@ package mcp
 import (
 	"sort"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
 // Hangul syllable decomposition constants (Unicode chapter 3.12).
@@ -29,7 +30,7 @@ func combiningClass(r rune) int32 {
 // nfd returns the canonical decomposition (Normalization Form D) of s.
 // Invalid UTF-8 bytes are kept as U+FFFD, which is only ever compared.
 func nfd(s string) string {
-	if isASCII(s) {
+	if wspath.IsASCII(s) {
 		return s
 	}
 	out := make([]rune, 0, len(s))
@@ -72,19 +73,10 @@ func canonicallyEqual(a, b string) bool {
 	if a == b {
 		return true
 	}
-	if isASCII(a) && isASCII(b) {
+	if wspath.IsASCII(a) && wspath.IsASCII(b) {
 		return false
 	}
 	return nfd(a) == nfd(b)
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // jsIsSpace reports whether r is white space for JavaScript's trim() and
