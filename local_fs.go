@@ -88,12 +88,14 @@ func (l *Local) Read(ctx context.Context, p string) ([]byte, error) {
 }
 
 func (l *Local) read(ctx context.Context, p string) ([]byte, error) {
-	if _, _, rel, err := l.at(ctx, "read", p); err == nil {
-		if data, ok := readBeneath(l.jail.dirFile(), rel, effectiveReadLimit(l.cfg.MaxReadBytes)); ok {
-			return data, nil
-		}
+	r, host, rel, err := l.at(ctx, "read", p)
+	if err != nil {
+		return nil, err
 	}
-	f, fi, err := l.open(ctx, "read", p)
+	if data, ok := readBeneath(l.jail.dirFile(), rel, effectiveReadLimit(l.cfg.MaxReadBytes)); ok {
+		return data, nil
+	}
+	f, fi, _, err := l.openResolved("read", p, r, host, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -140,14 +142,22 @@ func (l *Local) openIn(ctx context.Context, op, p string) (*os.File, fs.FileInfo
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
+	f, fi, rel, err := l.openResolved(op, p, r, host, rel)
+	return f, fi, r, rel, err
+}
+
+// openResolved is openIn once l.at has resolved p to rel in r; it returns
+// the path within r that was opened (a link followed changes it).
+func (l *Local) openResolved(op, p string, r *os.Root, host, rel string) (*os.File, fs.FileInfo, string, error) {
 	f, ok := openBeneath(l.jail.dirFile(), r.Name()+"/"+rel, rel, os.O_RDONLY|openNoWait)
 	if !ok {
+		var err error
 		f, err = follow(r, host, rel, func(try string) (*os.File, error) {
 			rel = try
 			return r.OpenFile(try, os.O_RDONLY|openNoWait, 0)
 		})
 		if err != nil {
-			return nil, nil, nil, "", l.fail(op, p, err)
+			return nil, nil, "", l.fail(op, p, err)
 		}
 	}
 	fi, err := f.Stat()
@@ -156,9 +166,9 @@ func (l *Local) openIn(ctx context.Context, op, p string) (*os.File, fs.FileInfo
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, nil, "", l.fail(op, p, err)
+		return nil, nil, "", l.fail(op, p, err)
 	}
-	return f, fi, r, rel, nil
+	return f, fi, rel, nil
 }
 
 // Write replaces the file p with data atomically (temporary file + rename),
