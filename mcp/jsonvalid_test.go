@@ -76,3 +76,14 @@ func FuzzPlainPrefix(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAppendString encodes 1 KiB of text with a newline every 64
+// bytes (a read_text_file result): plainPrefix skips the plain runs.
+func BenchmarkAppendString(b *testing.B) {
+	s := strings.Repeat(strings.Repeat("x", 63)+"\n", 16)
+	b.SetBytes(int64(len(s)))
+	var buf []byte
+	for b.Loop() {
+		buf = appendString(buf[:0], s)
+	}
+}
