@@ -96,15 +96,20 @@ func BenchmarkFSGet64MiB(b *testing.B) {
 	putZeros(b, e, "big.bin")
 	b.SetBytes(benchFileSize)
 	for b.Loop() {
-		resp, err := http.Get(e.srv.URL + "/v1/fs/file?path=big.bin")
-		if err != nil {
-			b.Fatal(err)
-		}
-		n, _ := io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if n != benchFileSize {
-			b.Fatal(n)
-		}
+		getWhole(b, e.srv.URL+"/v1/fs/file?path=big.bin")
+	}
+}
+
+// getWhole GETs url and reads the benchFileSize bytes it must answer.
+func getWhole(b *testing.B, url string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if n != benchFileSize {
+		b.Fatal(n)
 	}
 }
 
@@ -119,14 +124,6 @@ func BenchmarkServeFile64MiB(b *testing.B) {
 	defer srv.Close()
 	b.SetBytes(benchFileSize)
 	for b.Loop() {
-		resp, err := http.Get(srv.URL)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n, _ := io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if n != benchFileSize {
-			b.Fatal(n)
-		}
+		getWhole(b, srv.URL)
 	}
 }
