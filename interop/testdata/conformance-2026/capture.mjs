@@ -1282,7 +1282,7 @@ async function compareAgentbe(opts, fx) {
   const lines = []; const notes = [];
   const perTool = new Map();
   const tally = (g, k) => { const key = g.tool || g.action; const t = perTool.get(key) || { ok: 0, mismatch: 0, loose: 0, missing: 0, wsPass: 0, wsFail: 0 }; t[k]++; perTool.set(key, t); n[k]++; };
-  let byDesign = 0; let skipped = 0;
+  let byDesign = 0;
   console.log(`profile: agentbe   fixture: ${fx.name}${fx.source ? ` (${fx.source})` : ''}`);
   console.log('(by-design cases run after the exactly compared ones of their session; WORKSPACE lines list them all)');
   for (const g of golden) {
@@ -1349,7 +1349,7 @@ async function compareAgentbe(opts, fx) {
   if (notes.length) console.log('\nnotes (not counted):\n' + notes.map((x) => '  ' + x).join('\n'));
   console.log('\nper tool (ok / mismatch / loose-diff / missing / workspace pass / workspace FAIL):');
   for (const [k, t] of perTool) console.log(`  ${k.padEnd(28)} ${t.ok} / ${t.mismatch} / ${t.loose} / ${t.missing} / ${t.wsPass} / ${t.wsFail}`);
-  console.log(`\nby-design (WORKSPACE) cases: ${byDesign}${skipped ? `; roots session skipped (--skip-roots): ${skipped} steps not run` : ''}`);
+  console.log(`\nby-design (WORKSPACE) cases: ${byDesign}`);
   console.log(`fixture base: ${actual.base}`);
   console.log(`summary: ${n.ok} ok, ${n.mismatch} mismatched, ${n.loose} loose-diff, ${n.missing} missing, ${n.wsPass} workspace pass, ${n.wsFail} workspace FAIL`);
   return n.mismatch + n.missing + n.wsFail > 0 ? 1 : 0;
@@ -1370,9 +1370,7 @@ async function listWorkspace(opts, fx) {
       count++;
       console.log(`  ${cls.partial ? 'partial' : 'whole  '}  ${c.name.padEnd(40)} [${c.tool}] ${cls.reasons.join('; ')}`);
     }
-    const rootsSteps = 1 + fx.rootsCases.length;
-    console.log(`  whole    roots session: ${rootsSteps} steps (${[fx.initialRootsName || 'roots_initial_request', ...fx.rootsCases.map((c) => c.name)].join(', ')})`);
-    console.log(`by-design cases: ${count} in the main session + ${rootsSteps} in the roots session = ${count + rootsSteps}`);
+    console.log(`by-design cases: ${count} (the 2026-07-28 harness runs no roots session)`);
   } finally { fs.rmSync(base, { recursive: true, force: true }); }
   return 0;
 }
