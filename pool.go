@@ -210,11 +210,7 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 		p.m[key] = e
 		p.mu.Unlock()
 
-		cfg := p.config(override)
-		if e.shard != "" {
-			cfg = p.cfg.Place(cfg, e.shard)
-		}
-		b, err := p.cfg.New(ctx, cfg)
+		b, err := p.build(ctx, key, e, override)
 		p.mu.Lock()
 		e.b = b
 		close(e.ready)
@@ -236,6 +232,30 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 		p.mu.Unlock()
 		return &Lease{Backend: b, key: key, entry: e, owner: p}, nil
 	}
+}
+
+// build makes e's backend. If New, Merge or Place panics, e leaves the
+// pool and its waiters go on (to build again) before the panic does.
+func (p *Pool[C]) build(ctx context.Context, key string, e *poolEntry, override *C) (Backend, error) {
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		p.mu.Lock()
+		if p.m[key] == e {
+			delete(p.m, key)
+		}
+		close(e.ready)
+		p.mu.Unlock()
+	}()
+	cfg := p.config(override)
+	if e.shard != "" {
+		cfg = p.cfg.Place(cfg, e.shard)
+	}
+	b, err := p.cfg.New(ctx, cfg)
+	done = true
+	return b, err
 }
 
 // retireLocked takes e, the entry of key, out of the pool; dead says that

@@ -494,3 +494,49 @@ func TestPoolFaultsNeverDestroyHeldBackends(t *testing.T) {
 	mu.Unlock()
 	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
 }
+
+// TestPoolBuildPanicFreesKey: a New (or Merge, Place) that panics passes
+// the panic to its caller and leaves the key free: neither the goroutines
+// waiting for that build nor later ones hang on it.
+func TestPoolBuildPanicFreesKey(t *testing.T) {
+	var calls atomic.Int32
+	release := make(chan struct{})
+	p, _ := memPool(t, PoolConfig[MemoryConfig]{
+		New: func(ctx context.Context, c MemoryConfig) (Backend, error) {
+			if calls.Add(1) == 1 {
+				<-release
+				panic("boom")
+			}
+			return NewMemory(c)
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		p.Acquire(ctx, "k", nil)
+	}()
+	for p.Stats().Total == 0 { // the build is under way
+		time.Sleep(time.Millisecond)
+	}
+	waiter := make(chan error, 1)
+	go func() {
+		l, err := p.Acquire(ctx, "k", nil)
+		if err == nil {
+			err = p.Release(l)
+		}
+		waiter <- err
+	}()
+	close(release)
+	if r := <-panicked; r != "boom" {
+		t.Errorf("recovered %v", r)
+	}
+	mustOK(t, <-waiter)
+	l, err := p.Acquire(ctx, "k", nil)
+	mustOK(t, err)
+	mustOK(t, p.Release(l))
+	if s := p.Stats(); s != (PoolStats{Total: 1, Idle: 1}) {
+		t.Errorf("stats %+v", s)
+	}
+}
