@@ -96,8 +96,7 @@ func TestRemoteDaemonFull(t *testing.T) {
 		t.Errorf("operation on a full daemon: %v", err)
 	}
 	// A dead daemon is still CONNECTION_CLOSED.
-	dead := smallDaemon(t, 1, nil)
-	rd := dead.remote(t, func(c *agentbe.RemoteConfig) { c.Port = freeClosedPort(t) })
+	rd := d.remote(t, func(c *agentbe.RemoteConfig) { c.Port = freeClosedPort(t) })
 	if err := rd.Connect(ctx); errors.Is(err, agentbe.ErrDaemonFull) || agentbe.CodeOf(err) != agentbe.CodeConnectionClosed {
 		t.Errorf("connect to nothing: %v (%s)", err, agentbe.CodeOf(err))
 	}
