@@ -31,7 +31,8 @@ const (
 )
 
 // ErrUnauthorized is returned when the server refused the credentials: an
-// HTTP 401 to the upgrade, or a close with code 4001.
+// HTTP 401 to the upgrade, or a close with code 4001. (An upgrade answered
+// 503 is ErrBusy instead: see BusyError.)
 var ErrUnauthorized = errors.New("websocket: unauthorized")
 
 // MaxFrame bounds the payload of one incoming frame (control frames are
@@ -132,6 +133,11 @@ func handshake(raw net.Conn, u *url.URL, header http.Header) (*Conn, error) {
 	resp, err := http.ReadResponse(br, req)
 	if err != nil {
 		return nil, err
+	}
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		be := busyError(resp, time.Now())
+		resp.Body.Close()
+		return nil, be
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
