@@ -286,7 +286,9 @@ func countFDs(t *testing.T) int {
 func TestNormalizeScopePath(t *testing.T) {
 	cases := []struct{ in, out string }{
 		{"", ""}, {"/", ""}, {"a", "a"}, {"/a/b", "a/b"}, {"///a", "a"}, {"a/", "a"},
-		{"a..b", "a..b"}, {"..a", "..a"}, {"a/b..", "a/b.."}, {".", "."}, {"...", "..."},
+		{"a..b", "a..b"}, {"..a", "..a"}, {"a/b..", "a/b.."}, {"...", "..."},
+		// "." is the workspace root, as "/" is.
+		{".", ""}, {"./", ""}, {"/.", ""}, {"//./", ""},
 	}
 	for _, c := range cases {
 		got, err := NormalizeScopePath(c.in)

@@ -16,12 +16,17 @@ import (
 var ErrInvalidScope = errors.New("Scope path must not contain path traversal sequences")
 
 // NormalizeScopePath validates a scope path (from --scopePath or the
-// X-Scope-Path header) as daemon.md says: leading slashes are stripped, and
-// a path with a ".." element, or one that normalisation would change
-// ("a//b", "./a", "a/./b"), is refused with ErrInvalidScope. A ".." inside
-// a name ("a..b") is an ordinary name. A trailing slash is kept by
-// normalisation (as Node's path.normalize does) and then dropped. The
-// result is "" for the workspace root itself ("" or "/"), or "." for ".".
+// X-Scope-Path header): leading slashes are stripped, and a path with a
+// ".." element, or one that normalisation would change ("a//b", "./a",
+// "a/./b"), is refused with ErrInvalidScope. A ".." inside a name ("a..b")
+// is an ordinary name. A trailing slash is kept by normalisation (as Node's
+// path.normalize does) and then dropped.
+//
+// The result is "" for the workspace root itself: "", "/", and also "."
+// (or "./", "/."), which names the root as much as "/" does and is
+// accepted, not refused: it names no traversal. A request
+// scoped to "" works on the workspace backend directly; no scope is made
+// for it.
 func NormalizeScopePath(p string) (string, error) {
 	p = strings.TrimLeft(p, "/")
 	if p == "" {
@@ -39,6 +44,9 @@ func NormalizeScopePath(p string) (string, error) {
 	if path.Clean(trimmed) != trimmed {
 		return "", ErrInvalidScope
 	}
+	if trimmed == "." {
+		return "", nil
+	}
 	return trimmed, nil
 }
 
@@ -46,10 +54,9 @@ func NormalizeScopePath(p string) (string, error) {
 // conflicts with the static scope, or it fails NormalizeScopePath.
 type scopeRefusal struct{ title, detail string }
 
-// requestScopePath returns the scope a request works in (daemon.md, MCP
-// Request Handling): the static scope, or the request's X-Scope-Path
-// normalized. "" is the whole workspace. /mcp and /v1 share it and differ
-// only in how they word a refusal.
+// requestScopePath returns the scope a request works in: the static scope,
+// or the request's X-Scope-Path normalized. "" is the whole workspace. /mcp
+// and /v1 share it and differ only in how they word a refusal.
 func (s *Server) requestScopePath(r *http.Request) (string, *scopeRefusal) {
 	dyn := r.Header.Get("X-Scope-Path")
 	if dyn == "" {
