@@ -230,12 +230,21 @@ func TestInFlightCap(t *testing.T) {
 	}
 }
 
+// TestPanicRecoveryAndAccessLog: a handler's panic is answered with 500
+// (when nothing was sent yet), logged at ERROR with its stack, counted, and
+// its access line says so at ERROR even when the response had been sent
+// (a panic after the answer, in a request's cleanup, was otherwise a quiet
+// 200 line).
 func TestPanicRecoveryAndAccessLog(t *testing.T) {
 	buf := &syncBuffer{}
-	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := accessLog(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/boom" {
+	pl := &panicLog{log: slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	h := accessLog(pl, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/boom":
 			panic("boom")
+		case "/late":
+			w.Write([]byte("answered"))
+			panic("late boom")
 		}
 		w.Write([]byte("ok"))
 	}))
@@ -249,16 +258,34 @@ func TestPanicRecoveryAndAccessLog(t *testing.T) {
 	if rec.status != 200 {
 		t.Errorf("after panic: %d", rec.status)
 	}
+	rec = newRecorder()
+	h.ServeHTTP(rec, mustReq("GET", "/late"))
+	if rec.status != 200 || rec.body.String() != "answered" {
+		t.Errorf("late panic: %d %q", rec.status, rec.body.String())
+	}
+	if n := pl.n.Load(); n != 2 {
+		t.Errorf("%d panics counted, want 2", n)
+	}
 	out := buf.String()
-	if n := strings.Count(out, "msg=http "); n != 2 {
+	if n := strings.Count(out, "msg=http "); n != 3 {
 		t.Errorf("%d access lines:\n%s", n, out)
 	}
 	if strings.Contains(out, "hidden") {
 		t.Error("query string logged")
 	}
-	if !strings.Contains(out, "level=INFO msg=http method=GET path=/boom status=500") ||
-		!strings.Contains(out, "level=DEBUG msg=http method=GET path=/fine status=200") {
-		t.Errorf("log: %s", out)
+	for _, want := range []string{
+		`level=ERROR msg="daemon: recovered panic" where="HTTP GET /boom" panic=boom stack=`,
+		`level=ERROR msg="daemon: recovered panic" where="HTTP GET /late" panic="late boom" stack=`,
+		"level=ERROR msg=http method=GET path=/boom status=500",
+		"level=ERROR msg=http method=GET path=/late status=200",
+		"level=DEBUG msg=http method=GET path=/fine status=200",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "http_test.go") {
+		t.Errorf("stack does not name the panicking handler:\n%s", out)
 	}
 }
 

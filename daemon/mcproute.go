@@ -85,7 +85,7 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, error) {
 		return nil, httpErr(http.StatusBadRequest, refused.title, refused.detail)
 	}
 	if scope == "" {
-		return agentbe.NewMCPServer(s.local), nil
+		return agentbe.NewMCPServerWith(s.local, s.mcpOptions()), nil
 	}
 	sc, err := s.openScope(r.Context(), scope)
 	if err != nil {
@@ -94,7 +94,13 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, error) {
 	if holder, ok := r.Context().Value(requestScopeKey{}).(*requestScope); ok {
 		holder.scope = sc
 	}
-	return agentbe.NewMCPServer(sc), nil
+	return agentbe.NewMCPServerWith(sc, s.mcpOptions()), nil
+}
+
+// mcpOptions are the options of the MCP servers of /mcp: a tool's panic
+// is logged and counted like every panic the daemon recovers.
+func (s *Server) mcpOptions() mcp.ServerOptions {
+	return mcp.ServerOptions{OnPanic: func(tool string, v any) { s.panics.recovered("MCP tool "+tool, v) }}
 }
 
 // rootMatches compares an X-Root-Dir value with the configured root;

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"time"
 )
 
@@ -78,16 +77,23 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // answered below 400 is logged at Debug, any other at Info: formatting a
 // line for every request was 6% of the daemon's CPU serving
 // read_text_file (perf), so the routine ones cost nothing unless asked for.
-func accessLog(log *slog.Logger, h http.Handler) http.Handler {
+// A request whose handler panicked is logged (with the stack) and counted
+// by pl, answered 500 if nothing was sent yet, and its access line is at
+// Error whatever its status (a panic after the answer was sent would
+// otherwise hide behind a 200).
+func accessLog(pl *panicLog, h http.Handler) http.Handler {
+	log := pl.log
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
+			panicked := false
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				log.Error("daemon: handler panic", "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				panicked = true
+				pl.recovered("HTTP "+r.Method+" "+r.URL.Path, v)
 				if sw.status == 0 {
 					writeJSON(sw, http.StatusInternalServerError, errorBody{"Internal Server Error", "The request could not be completed"})
 				}
@@ -97,13 +103,19 @@ func accessLog(log *slog.Logger, h http.Handler) http.Handler {
 				status = http.StatusOK
 			}
 			level := slog.LevelDebug
-			if status >= 400 {
+			switch {
+			case panicked:
+				level = slog.LevelError
+			case status >= 400:
 				level = slog.LevelInfo
 			}
-			log.LogAttrs(r.Context(), level, "http",
-				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
 				slog.Int("status", status), slog.Int64("bytes", sw.bytes),
-				slog.Duration("dur", time.Since(start)), slog.String("remote", r.RemoteAddr))
+				slog.Duration("dur", time.Since(start)), slog.String("remote", r.RemoteAddr)}
+			if panicked {
+				attrs = append(attrs, slog.Bool("panic", true))
+			}
+			log.LogAttrs(r.Context(), level, "http", attrs...)
 		}()
 		h.ServeHTTP(sw, r)
 	})

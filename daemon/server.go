@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
@@ -34,6 +35,10 @@ type Server struct {
 	// allowedHosts is Config.AllowedHosts as mcp.RebindingError compares
 	// them.
 	allowedHosts []string
+	panics       *panicLog
+	// testHook, when set (by tests), is called at points of an SSH
+	// session's life ("request <type>", "run <kind>"), e.g. to panic there.
+	testHook atomic.Pointer[func(point string)]
 }
 
 // New validates cfg and opens the workspace. Dangerous-command blocking is
@@ -58,7 +63,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
-		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: mcp.NormalizeHosts(cfg.AllowedHosts)}
+		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: mcp.NormalizeHosts(cfg.AllowedHosts),
+		panics: &panicLog{log: cfg.Logger}}
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
 	}
@@ -87,7 +93,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{"Not Found", "No route for " + r.Method + " " + r.URL.Path})
 	})
-	return accessLog(s.cfg.Logger, mux)
+	return accessLog(s.panics, mux)
 }
 
 // Handler returns the daemon's HTTP handler (all routes, access log and

@@ -50,20 +50,34 @@ func (s *Server) serveSession(ctx context.Context, ch ssh.Channel, reqs <-chan *
 	ctx, cancel := context.WithCancel(ctx)
 	ss := &session{s: s, ch: ch, ctx: ctx, cancel: cancel, env: map[string]string{}}
 	var work sync.WaitGroup
+	// When the client closed the channel (or the connection died), or
+	// handling a request panicked, whatever runs is killed.
+	defer func() {
+		if v := recover(); v != nil {
+			s.panics.recovered("SSH session", v)
+			go ssh.DiscardRequests(reqs)
+		}
+		cancel()
+		work.Wait()
+		ch.Close()
+	}()
 	for req := range reqs {
 		ok := ss.handle(req, &work)
 		if req.WantReply && !ss.replied(req) {
 			req.Reply(ok, nil)
 		}
 	}
-	// The client closed the channel (or the connection died): whatever
-	// runs is killed.
-	cancel()
-	work.Wait()
-	ch.Close()
+}
+
+// hook calls the server's test hook, if any.
+func (s *Server) hook(point string) {
+	if h := s.testHook.Load(); h != nil {
+		(*h)(point)
+	}
 }
 
 func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
+	ss.s.hook("request " + req.Type)
 	switch req.Type {
 	case "pty-req":
 		var p struct {
@@ -155,6 +169,12 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 		work.Add(1)
 		go func() {
 			defer work.Done()
+			defer func() {
+				if v := recover(); v != nil {
+					ss.s.panics.recovered("SSH session work", v)
+					ss.fail(errors.New("agentbe daemon: internal error"))
+				}
+			}()
 			ss.run(req.Type, arg.Value, pty)
 		}()
 		return true
@@ -169,6 +189,7 @@ func (ss *session) replied(req *ssh.Request) bool { return req == ss.startReq }
 // run performs the session's work and reports how it ended: exit-status
 // (or exit-signal) is always sent before the channel is closed.
 func (ss *session) run(kind, arg string, pty *ptyRequest) {
+	ss.s.hook("run " + kind)
 	b, release, err := ss.s.sessionBackend()
 	if err != nil {
 		ss.fail(err)
