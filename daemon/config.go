@@ -54,10 +54,11 @@ type Config struct {
 	// constant time and never logged. Empty means no authentication.
 	AuthToken string
 	// AllowedHosts are extra Host/Origin names accepted on a loopback
-	// listener when no AuthToken is set (DNS-rebinding protection, see
-	// mcp.HTTPOptions). With a token the check is off: a rebinding page
-	// does not hold the token, and a legitimate client reaching the daemon
-	// through a local proxy under another name must not be refused.
+	// connection when no AuthToken is set: the DNS-rebinding protection
+	// of every route, /ssh and /health included (see Server.Handler). With a
+	// token the check is off: a rebinding page does not hold the token,
+	// and a legitimate client reaching the daemon through a local proxy
+	// under another name must not be refused.
 	AllowedHosts []string
 
 	// DisableSSHWS removes the /ssh endpoint.

@@ -30,13 +30,11 @@ func (s *Server) mcpRoute() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		holder := &requestScope{}
 		ctx := context.WithValue(r.Context(), requestScopeKey{}, holder)
-		if s.token.enabled {
-			// The token protects the endpoint; the DNS-rebinding check
-			// (which only runs for requests that arrived on a loopback
-			// address) would refuse legitimate clients behind a local
-			// reverse proxy that forwards another Host.
-			ctx = context.WithValue(ctx, http.LocalAddrContextKey, nil)
-		}
+		// hostGuard has applied the daemon's Host/Origin rule (which,
+		// with a token, lets a client behind a local reverse proxy
+		// forwarding another Host through): the mcp handler's own check,
+		// which only runs for requests on a loopback address, is off.
+		ctx = context.WithValue(ctx, http.LocalAddrContextKey, nil)
 		rc := http.NewResponseController(w)
 		if rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout)) == nil {
 			r.Body = &bodyDeadline{ReadCloser: r.Body, lift: func() { rc.SetReadDeadline(time.Time{}) }}

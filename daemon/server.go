@@ -77,7 +77,8 @@ func New(cfg Config) (*Server, error) {
 }
 
 // routes builds the mux: /health (no auth, no limit), /mcp (limited),
-// /ssh (its own connection limit), everything else 404.
+// /ssh (its own connection limit), /v1/* and GET / (the ACP proxy and file
+// API), everything else 404; every route behind hostGuard.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/health", healthHandler(healthBody{
@@ -93,11 +94,17 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{"Not Found", "No route for " + r.Method + " " + r.URL.Path})
 	})
-	return accessLog(s.panics, mux)
+	return accessLog(s.panics, s.hostGuard(mux))
 }
 
 // Handler returns the daemon's HTTP handler (all routes, access log and
 // limits included), e.g. to mount it on a server of one's own.
+//
+// Without an AuthToken, every route refuses with 403, before any upgrade,
+// what a web page may have sent: on a loopback connection a Host or Origin
+// naming neither a loopback host nor one of AllowedHosts (a page whose
+// name was rebound to 127.0.0.1), on any other an Origin naming another
+// host than the request's Host (a cross-site request).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // RootDir is the absolute workspace root.
