@@ -328,6 +328,41 @@ func TestNormalizeScopePath(t *testing.T) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
+	// Names that are not what they look like, or that no file system
+	// takes: refused as well, with their own message.
+	for _, bad := range []string{" a", "a ", "/ a", "a/ b/c", "a/b\t", "\u00a0a", "a\nb", "a\x7fb", "\xff\xfe",
+		strings.Repeat("n", 256), "a/" + strings.Repeat("n", 256)} {
+		_, err := NormalizeScopePath(bad)
+		if !errors.Is(err, ErrInvalidScope) || !strings.Contains(err.Error(), "names") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	for _, good := range []string{"a b", "é/ü", strings.Repeat("n", 255)} {
+		if got, err := NormalizeScopePath(good); err != nil || got != good {
+			t.Errorf("%q: %q, %v", good, got, err)
+		}
+	}
+}
+
+// TestScopeHeaderBadNames: an X-Scope-Path that is no usable name is
+// answered 400 on /mcp and /v1 (a leading space inside the path, a name
+// too long for the file system: was 500), and no directory is made.
+func TestScopeHeaderBadNames(t *testing.T) {
+	d := startDaemon(t, Config{DisableSSHWS: true})
+	for _, sc := range []string{"/ a", "a/ b", "a /b", strings.Repeat("n", 300), "\u00a0a"} {
+		for _, rt := range []rebindRoute{
+			{name: "mcp", method: "POST", target: "/mcp", body: toolCall("write_file", `{"path":"f","content":"x"}`)},
+			{name: "v1", method: "PUT", target: "/v1/fs/file?path=f", body: "x"},
+		} {
+			status, body := rawStatus(t, d.addr, rt, "localhost", "", "X-Scope-Path", sc)
+			if status != http.StatusBadRequest || !strings.Contains(body, "Invalid scope path") && !strings.Contains(body, "Scope path") {
+				t.Errorf("%s scope %.20q: %d %s", rt.name, sc, status, body)
+			}
+		}
+	}
+	if n := countEntries(t, d.RootDir()); n != 0 {
+		t.Errorf("%d entries made in the workspace", n)
+	}
 }
 
 func FuzzNormalizeScopePath(f *testing.F) {
@@ -380,4 +415,14 @@ func TestNoGoroutineLeak(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		t.Errorf("goroutines %d -> %d\n%s", base, n, buf[:runtime.Stack(buf, true)])
 	}
+}
+
+// countEntries counts the entries of directory dir.
+func countEntries(t *testing.T, dir string) int {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
 }
