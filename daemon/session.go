@@ -16,7 +16,26 @@ const (
 	maxSessionEnv  = 256
 	maxEnvValueLen = 64 << 10
 	defaultTerm    = "xterm-256color"
+	// maxTermLen bounds pty-req's TERM (terminfo names are a few dozen
+	// bytes at most); it must also be printable ASCII without spaces.
+	maxTermLen = 64
+	// maxWinDim bounds a pty's columns and rows (pty-req, window-change):
+	// far beyond any screen, well within the kernel's 16 bits.
+	maxWinDim = 10000
 )
+
+// validTerm reports whether t is a TERM value pty-req accepts.
+func validTerm(t string) bool {
+	if len(t) > maxTermLen {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] <= ' ' || t[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
 
 // session is one SSH "session" channel: pty-req and env requests are kept
 // for the exec, shell or subsystem request that starts the work; after that
@@ -86,7 +105,8 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 			Width, Height uint32
 			Modes         string
 		}
-		if ss.started || ssh.Unmarshal(req.Payload, &p) != nil {
+		if ss.started || ssh.Unmarshal(req.Payload, &p) != nil || !validTerm(p.Term) ||
+			p.Cols > maxWinDim || p.Rows > maxWinDim {
 			return false
 		}
 		if p.Term == "" {
@@ -110,7 +130,7 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 		return true
 	case "window-change":
 		var w struct{ Cols, Rows, Width, Height uint32 }
-		if ssh.Unmarshal(req.Payload, &w) != nil {
+		if ssh.Unmarshal(req.Payload, &w) != nil || w.Cols > maxWinDim || w.Rows > maxWinDim {
 			return false
 		}
 		if !ss.started && ss.pty != nil {
