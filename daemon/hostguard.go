@@ -3,6 +3,7 @@ package daemon
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -35,6 +36,7 @@ import (
 func (s *Server) hostGuard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if msg := s.foreignRequest(r); msg != "" {
+			logRefused(s.cfg.Logger, r, msg)
 			writeForbidden(w, r, msg)
 			return
 		}
@@ -100,4 +102,10 @@ func onLoopback(r *http.Request) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// logRefused logs, at Info, a request refused before its route ran, with
+// the client's address (the access line says only the status).
+func logRefused(log *slog.Logger, r *http.Request, reason string) {
+	log.Info("daemon: request refused", "reason", reason, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
 }

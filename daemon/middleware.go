@@ -122,18 +122,25 @@ func accessLog(pl *panicLog, h http.Handler) http.Handler {
 }
 
 // limiter admits at most cap(sem) requests at once; the rest get 503 with
-// Retry-After at once rather than queueing without bound.
-type limiter struct{ sem chan struct{} }
+// Retry-After at once rather than queueing without bound, and are logged.
+type limiter struct {
+	sem chan struct{}
+	log *slog.Logger
+}
 
-func newLimiter(n int) *limiter { return &limiter{sem: make(chan struct{}, n)} }
+func newLimiter(n int, log *slog.Logger) *limiter {
+	return &limiter{sem: make(chan struct{}, n), log: log}
+}
 
 func (l *limiter) wrap(h http.Handler, what string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case l.sem <- struct{}{}:
 		default:
+			msg := "Too many concurrent " + what + "; retry later"
+			logRefused(l.log, r, "daemon full: "+msg)
 			w.Header().Set("Retry-After", "1")
-			writeJSON(w, http.StatusServiceUnavailable, errorBody{"Service Unavailable", "Too many concurrent " + what + "; retry later"})
+			writeJSON(w, http.StatusServiceUnavailable, errorBody{"Service Unavailable", msg})
 			return
 		}
 		defer func() { <-l.sem }()

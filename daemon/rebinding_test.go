@@ -168,3 +168,38 @@ func TestCrossOriginOffLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestSSHRefusalsLogged: a refused /ssh upgrade (bad token, foreign
+// Host, daemon full) is logged at INFO with the client's address.
+func TestSSHRefusalsLogged(t *testing.T) {
+	ssh := rebindRoute{name: "ssh", method: "GET", target: "/ssh", upgrade: true}
+	d := startDaemon(t, Config{AuthToken: "tok", MaxSSHConns: 1})
+	if code, _ := rawClose(t, d.addr, "/ssh?token=wrong"); code != closeUnauthorized {
+		t.Fatalf("bad token: close %d", code)
+	}
+	// Hold the only connection slot, then ask for another.
+	held := sshClient(t, d, "?token=tok", "")
+	if status, body := rawStatus(t, d.addr, ssh, "localhost", "", "Authorization", "Bearer tok"); status != http.StatusServiceUnavailable {
+		t.Fatalf("full: %d %s", status, body)
+	}
+	held.Close()
+	open := startDaemon(t, Config{})
+	if status, _ := rawStatus(t, open.addr, ssh, "attacker.example", "http://attacker.example"); status != http.StatusForbidden {
+		t.Fatalf("foreign host: %d", status)
+	}
+	for _, c := range []struct {
+		d    *testDaemon
+		want string
+	}{
+		{d, `level=INFO msg="daemon: /ssh refused" reason="invalid or missing token" remote=127.0.0.1:`},
+		{d, `level=INFO msg="daemon: request refused" reason="daemon full: `},
+		{open, `level=INFO msg="daemon: request refused" reason="Invalid Host header: attacker.example" method=GET path=/ssh remote=127.0.0.1:`},
+	} {
+		if !strings.Contains(c.d.log.String(), c.want) {
+			t.Errorf("log lacks %s:\n%s", c.want, c.d.log.String())
+		}
+	}
+	if strings.Contains(d.log.String(), "wrong") {
+		t.Error("the presented token was logged")
+	}
+}

@@ -85,9 +85,9 @@ func (s *Server) routes() http.Handler {
 		Status: "ok", Version: s.cfg.Version, RootDir: s.rootDir,
 		Transports: healthTransport{MCP: true, SSHWS: !s.cfg.DisableSSHWS, SSH: s.cfg.Conventional != nil},
 	}))
-	mux.Handle("/mcp", newLimiter(s.cfg.MaxInFlight).wrap(s.mcpRoute(), "requests"))
+	mux.Handle("/mcp", newLimiter(s.cfg.MaxInFlight, s.cfg.Logger).wrap(s.mcpRoute(), "requests"))
 	if !s.cfg.DisableSSHWS {
-		mux.Handle("/ssh", newLimiter(s.cfg.MaxSSHConns).wrap(s.sshRoute(), "SSH connections"))
+		mux.Handle("/ssh", newLimiter(s.cfg.MaxSSHConns, s.cfg.Logger).wrap(s.sshRoute(), "SSH connections"))
 	}
 	mux.Handle("/v1/", s.requireBearer(s.acp))
 	mux.Handle("GET /{$}", s.acp)

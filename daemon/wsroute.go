@@ -41,6 +41,11 @@ func (s *Server) sshRoute() http.Handler {
 			return
 		}
 		authorized := s.token.query(r) || s.token.header(r)
+		if !authorized {
+			// Refused after the upgrade (close 4001), so the access line
+			// says 101: this line is what shows a client with a wrong token.
+			s.cfg.Logger.Info("daemon: /ssh refused", "reason", "invalid or missing token", "remote", r.RemoteAddr)
+		}
 		rec := &hijackRecorder{ResponseWriter: w}
 		srv := websocket.Server{
 			Handshake: func(cfg *websocket.Config, _ *http.Request) error {
