@@ -278,12 +278,15 @@ func follow[T any](r *os.Root, host, rel string, op func(string) (T, error)) (T,
 	return op(real)
 }
 
-// tempName returns a hidden sibling name for an atomic replacement of rel.
-// The name need not be unpredictable: it is created with O_EXCL, which
-// refuses any existing entry (a planted link included), and retried.
+// tempName returns a hidden sibling name for an atomic replacement of rel:
+// ".<base>.<13 base-36 digits>.tmp", the exact form RemoveStaleTemps
+// recognises. The name need not be unpredictable: it is created with
+// O_EXCL, which refuses any existing entry (a planted link included), and
+// retried.
 func tempName(rel string) string {
 	dir, base := path.Split(rel)
-	return dir + "." + base + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+	n := strconv.FormatUint(rand.Uint64(), 36)
+	return dir + "." + base + "." + strings.Repeat("0", tempDigits-len(n)) + n + ".tmp"
 }
 
 // atomicFile writes to a temporary sibling and renames it over the target

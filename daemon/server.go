@@ -36,6 +36,10 @@ type Server struct {
 	// them.
 	allowedHosts []string
 	panics       *panicLog
+	// sweepStop cancels the start-up removal of stale temporary files;
+	// sweepDone is closed when it has ended.
+	sweepStop context.CancelFunc
+	sweepDone chan struct{}
 	// testHook, when set (by tests), is called at points of an SSH
 	// session's life ("request <type>", "run <kind>"), e.g. to panic there.
 	testHook atomic.Pointer[func(point string)]
@@ -73,7 +77,35 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.handler = s.routes()
+	s.startSweep()
 	return s, nil
+}
+
+// startSweep removes, in the background (a huge workspace must not delay
+// the start), the temporary files that atomic writes killed mid-way left
+// behind (agentbe.Local.RemoveStaleTemps: only names of our exact form,
+// only files untouched for agentbe.DefaultStaleTempAge, no link followed),
+// and logs how many went.
+func (s *Server) startSweep() {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.sweepStop, s.sweepDone = cancel, make(chan struct{})
+	go func() {
+		defer close(s.sweepDone)
+		defer func() {
+			if v := recover(); v != nil {
+				s.panics.recovered("stale temporary files sweep", v)
+			}
+		}()
+		res, err := s.local.RemoveStaleTemps(ctx, agentbe.StaleTempOptions{})
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			s.cfg.Logger.Warn("daemon: removing stale temporary files failed", "err", err, "removed", res.Removed)
+		default:
+			s.cfg.Logger.Info("daemon: removed stale temporary files", "removed", res.Removed,
+				"scanned", res.Scanned, "truncated", res.Truncated)
+		}
+	}()
 }
 
 // routes builds the mux: /health (no auth, no limit), /mcp (limited),
@@ -154,6 +186,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Close releases the workspace: commands still running are killed. It
 // waits for a host key still being generated, so nothing is left writing.
 func (s *Server) Close() error {
+	s.sweepStop()
+	<-s.sweepDone
 	s.acp.Close() // kills every agent process group
 	if s.hostKey != nil {
 		<-s.hostKey.done
