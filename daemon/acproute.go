@@ -23,8 +23,9 @@ func (s *Server) newACPHandler() (*acp.Handler, error) {
 		Agents:  reg,
 		Resolve: s.acpBackend,
 		Proxy: acp.ProxyConfig{
-			SecretEnv: []string{"AUTH_TOKEN", "AGENTBE_AUTH_TOKEN", "SSH_USERS"},
-			Logger:    s.cfg.Logger,
+			SecretEnv:    []string{"AUTH_TOKEN", "AGENTBE_AUTH_TOKEN", "SSH_USERS"},
+			MaxInstances: s.cfg.MaxACPInstances,
+			Logger:       s.cfg.Logger,
 		},
 		Logger: s.cfg.Logger,
 	})

@@ -71,19 +71,25 @@ type Config struct {
 	// SSHHandshakeTimeout bounds the SSH handshake of a WebSocket
 	// connection; 0 means DefaultHandshakeTimeout.
 	SSHHandshakeTimeout time.Duration
-	// MaxSSHConns bounds concurrent /ssh connections (503 beyond); 0 means
-	// DefaultMaxSSHConns.
+	// MaxSSHConns bounds concurrent /ssh connections; 0 means
+	// DefaultMaxSSHConns. An upgrade beyond is answered, before upgrading,
+	// 503 with Retry-After and a JSON body whose message starts "daemon
+	// full", so that a client can tell a busy daemon from a dead one.
 	MaxSSHConns int
 	// MaxChannelsPerConn bounds the concurrent channels of one SSH
-	// connection; 0 means DefaultMaxChannels.
+	// connection (a channel beyond is rejected); 0 means
+	// DefaultMaxChannels.
 	MaxChannelsPerConn int
+	// MaxACPInstances bounds the live ACP agent processes (starting one
+	// more answers 429); 0 means acp.DefaultMaxInstances.
+	MaxACPInstances int
 
 	// MaxBodyBytes limits an MCP request body (413 beyond); 0 means
 	// mcp.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// MaxInFlight bounds concurrent HTTP requests other than /health and
-	// /ssh; a request beyond it gets 503 at once. 0 means
-	// DefaultMaxInFlight.
+	// /ssh (/mcp, /v1/*, GET /, one count for all); a request beyond it
+	// gets 503 at once, as a full /ssh does. 0 means DefaultMaxInFlight.
 	MaxInFlight int
 	// BodyReadTimeout bounds how long an MCP request body may take to
 	// arrive, so a client that stalls mid-body cannot hold an in-flight

@@ -219,7 +219,7 @@ func TestInFlightCap(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	status, body := d.post(t, initBody)
-	got503 := status == http.StatusServiceUnavailable && strings.Contains(body, "Too many concurrent requests")
+	got503 := status == http.StatusServiceUnavailable && strings.Contains(body, "daemon full: 1 concurrent requests")
 	os.Remove(filepath.Join(d.RootDir(), "fifo-gate"))
 	wg.Wait()
 	if !got503 {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -121,8 +122,10 @@ func accessLog(pl *panicLog, h http.Handler) http.Handler {
 	})
 }
 
-// limiter admits at most cap(sem) requests at once; the rest get 503 with
-// Retry-After at once rather than queueing without bound, and are logged.
+// limiter admits at most cap(sem) requests at once; the rest get, at once
+// rather than queueing without bound, 503 with Retry-After and a body
+// whose message starts "daemon full" (a busy daemon, not a dead one), and
+// are logged.
 type limiter struct {
 	sem chan struct{}
 	log *slog.Logger
@@ -137,8 +140,8 @@ func (l *limiter) wrap(h http.Handler, what string) http.Handler {
 		select {
 		case l.sem <- struct{}{}:
 		default:
-			msg := "Too many concurrent " + what + "; retry later"
-			logRefused(l.log, r, "daemon full: "+msg)
+			msg := "daemon full: " + strconv.Itoa(cap(l.sem)) + " concurrent " + what + " already; retry later"
+			logRefused(l.log, r, msg)
 			w.Header().Set("Retry-After", "1")
 			writeJSON(w, http.StatusServiceUnavailable, errorBody{"Service Unavailable", msg})
 			return

@@ -41,6 +41,19 @@ var rebindRoutes = []rebindRoute{
 // and body (for a 101, whatever arrived first).
 func rawStatus(t *testing.T, addr string, rt rebindRoute, host, origin string, hdr ...string) (int, string) {
 	t.Helper()
+	status, _, body := rawRequest(t, addr, rt, host, origin, hdr...)
+	return status, body
+}
+
+// rawResponse is rawRequest from localhost without an Origin.
+func rawResponse(t *testing.T, addr string, rt rebindRoute, hdr ...string) (int, http.Header, string) {
+	t.Helper()
+	return rawRequest(t, addr, rt, "localhost", "", hdr...)
+}
+
+// rawRequest is rawStatus with the response's header.
+func rawRequest(t *testing.T, addr string, rt rebindRoute, host, origin string, hdr ...string) (int, http.Header, string) {
+	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -73,10 +86,10 @@ func rawStatus(t *testing.T, addr string, rt rebindRoute, host, origin string, h
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusSwitchingProtocols {
-		return resp.StatusCode, ""
+		return resp.StatusCode, resp.Header, ""
 	}
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, resp.Header, string(b)
 }
 
 // TestRebindingEveryRoute: without a token, a request that reached the

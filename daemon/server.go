@@ -117,12 +117,13 @@ func (s *Server) routes() http.Handler {
 		Status: "ok", Version: s.cfg.Version, RootDir: s.rootDir,
 		Transports: healthTransport{MCP: true, SSHWS: !s.cfg.DisableSSHWS, SSH: s.cfg.Conventional != nil},
 	}))
-	mux.Handle("/mcp", newLimiter(s.cfg.MaxInFlight, s.cfg.Logger).wrap(s.mcpRoute(), "requests"))
+	inflight := newLimiter(s.cfg.MaxInFlight, s.cfg.Logger)
+	mux.Handle("/mcp", inflight.wrap(s.mcpRoute(), "requests"))
 	if !s.cfg.DisableSSHWS {
 		mux.Handle("/ssh", newLimiter(s.cfg.MaxSSHConns, s.cfg.Logger).wrap(s.sshRoute(), "SSH connections"))
 	}
-	mux.Handle("/v1/", s.requireBearer(s.acp))
-	mux.Handle("GET /{$}", s.acp)
+	mux.Handle("/v1/", inflight.wrap(s.requireBearer(s.acp), "requests"))
+	mux.Handle("GET /{$}", inflight.wrap(s.acp, "requests"))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{"Not Found", "No route for " + r.Method + " " + r.URL.Path})
 	})
