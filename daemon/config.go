@@ -1,8 +1,9 @@
 // Package daemon is agentbe's network daemon (`agent-backend daemon` in full
 // mode): it serves one workspace over HTTP (MCP Streamable HTTP at /mcp,
-// /health) and SSH over WebSocket (/ssh), as ../shared/spec/daemon.md
-// describes. Protocol logic lives in package mcp and sftpjail; this package
-// wires them to listeners, authentication, scoping, limits and shutdown.
+// the ACP proxy and file API at /v1, /health) and SSH over WebSocket
+// (/ssh). Protocol logic lives in packages mcp, acp and sftpjail; this
+// package wires them to listeners, authentication, scoping, limits and
+// shutdown.
 package daemon
 
 import (

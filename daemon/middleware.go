@@ -151,7 +151,7 @@ func (l *limiter) wrap(h http.Handler, what string) http.Handler {
 	})
 }
 
-// errorBody is the {"error","message"} JSON body of daemon.md's errors.
+// errorBody is the {"error","message"} JSON body of the daemon's errors.
 type errorBody struct {
 	Error   string `json:"error"`
 	Message string `json:"message"`

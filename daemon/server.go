@@ -144,7 +144,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) RootDir() string { return s.rootDir }
 
 // Serve answers HTTP on ln until ctx is done, then shuts down gracefully
-// (daemon.md's order): WebSocket clients are closed with 1000 "Server
+// in this order: WebSocket clients are closed with 1000 "Server
 // shutting down", the HTTP server stops accepting and in-flight requests
 // get ShutdownTimeout to finish, and a supervised sshd is stopped. It
 // returns nil after a shutdown caused by ctx, or the error that stopped

@@ -386,7 +386,8 @@ var setsidPath = sync.OnceValue(func() string {
 	return ""
 })
 
-// resolveShellPath follows daemon.md's shell resolution.
+// resolveShellPath resolves the shell preference: sh and bash name their
+// binaries; auto is /bin/bash when present, else /bin/sh.
 func resolveShellPath(pref agentbe.Shell) string {
 	switch pref {
 	case agentbe.ShellSh:

@@ -14,7 +14,7 @@ import (
 )
 
 // daemonConfig is the parsed command line of `agent-backend daemon`, with
-// the defaults of daemon.md.
+// its defaults.
 type daemonConfig struct {
 	RootDir           string
 	ScopePath         string // validated: no leading "/", no ".." element
@@ -62,7 +62,7 @@ var errHelp = errors.New("help requested")
 // `--name=value` is accepted too) or a bare boolean. A value may not start
 // with "--" (`--rootDir --port` is a missing value, not a root named
 // "--port"). Unknown flags, stray arguments, missing values and values
-// outside the rules of daemon.md are errors naming the flag; the caller
+// outside their rules are errors naming the flag; the caller
 // exits with status 1.
 func parseDaemonFlags(args []string) (daemonConfig, error) {
 	cfg := daemonConfig{
