@@ -63,9 +63,21 @@ func TestFullDaemonAnswers503(t *testing.T) {
 	wg.Wait()
 	held.Close()
 	// The slot is freed once the server has seen the connection end.
-	var again *ssh.Client
+	again := sshClientWhenFree(t, d, "")
+	defer again.Close()
+	if out, err := runSSH(t, again, "echo again", ""); err != nil || out != "again\n" {
+		t.Errorf("/ssh after a slot was freed: %q %v", out, err)
+	}
+}
+
+// sshClientWhenFree connects an SSH client through /ssh (query appended),
+// retrying while the daemon answers the upgrade 503: a connection slot
+// just given up is freed once the server has seen the connection end.
+func sshClientWhenFree(t *testing.T, d *testDaemon, query string) *ssh.Client {
+	t.Helper()
+	var c *ssh.Client
 	waitFor(t, func() bool {
-		cfg, _ := websocket.NewConfig("ws://"+d.addr+"/ssh", "http://"+d.addr)
+		cfg, _ := websocket.NewConfig("ws://"+d.addr+"/ssh"+query, "http://"+d.addr)
 		ws, err := websocket.DialConfig(cfg)
 		if err != nil {
 			return false
@@ -76,13 +88,10 @@ func TestFullDaemonAnswers503(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again = ssh.NewClient(conn, chans, reqs)
+		c = ssh.NewClient(conn, chans, reqs)
 		return true
 	})
-	defer again.Close()
-	if out, err := runSSH(t, again, "echo again", ""); err != nil || out != "again\n" {
-		t.Errorf("/ssh after a slot was freed: %q %v", out, err)
-	}
+	return c
 }
 
 // waitFor polls cond until it holds, failing the test after 20 s.

@@ -191,7 +191,7 @@ func TestSSHRefusalsLogged(t *testing.T) {
 		t.Fatalf("bad token: close %d", code)
 	}
 	// Hold the only connection slot, then ask for another.
-	held := sshClient(t, d, "?token=tok", "")
+	held := sshClientWhenFree(t, d, "?token=tok") // the refused one may still hold the slot
 	if status, body := rawStatus(t, d.addr, ssh, "localhost", "", "Authorization", "Bearer tok"); status != http.StatusServiceUnavailable {
 		t.Fatalf("full: %d %s", status, body)
 	}
