@@ -40,8 +40,10 @@ func resolveShell(s Shell) (string, error) {
 // opts.Dir) and returns its standard output. See ExecOptions.
 //
 // The command is first checked like CheckCommand does (with the policy
-// compiled once, at construction) unless AllowDangerous is set; in software
-// mode it must also pass checkSoftwarePaths. The environment follows one
+// compiled once, at construction) unless AllowDangerous is set: the
+// dangerous class in every mode, the workspace-escape class (cd, $HOME,
+// "..") only in the modes that do not confine commands (software, none;
+// see SafetyPolicy). In software mode it must also pass checkSoftwarePaths. The environment follows one
 // rule in every mode (commandEnv): a clean base, never this process's
 // variables unless LocalConfig.InheritEnv, then LocalConfig.Env, the
 // scope's and the call's Env; HOME and PWD are the working directory. The working directory is reached through the
