@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -258,7 +261,8 @@ func TestServerRefusesOversizedResponses(t *testing.T) {
 	if len(resp) > 64<<10 || !bytes.Contains(resp, []byte(`"id":null`)) || !bytes.Contains(resp, []byte(`"code":-32603`)) {
 		t.Errorf("huge id: %.200s", resp)
 	}
-	// A batch of results that fit one by one but not together.
+	// A batch of results that fit one by one but not together, over stdio
+	// (HandleBytes) and over HTTP.
 	s, dir := limitServer(t, ServerOptions{MaxMessageBytes: 256 << 10})
 	writeFiles(t, dir, map[string]string{"a.txt": strings.Repeat("a", 100<<10)})
 	var batch []string
@@ -266,27 +270,46 @@ func TestServerRefusesOversizedResponses(t *testing.T) {
 		batch = append(batch, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"a.txt"}}}`)
 	}
 	batch = append(batch, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
-	resp = s.HandleBytes(context.Background(), []byte("["+strings.Join(batch, ",")+"]"))
+	body := "[" + strings.Join(batch, ",") + "]"
+	checkBatch(t, "stdio", s.HandleBytes(context.Background(), []byte(body)))
+	ts := httptest.NewServer(NewHTTPHandler(func(r *http.Request) (*Server, error) { return s, nil }, HTTPOptions{}))
+	defer ts.Close()
+	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	resp, _ = io.ReadAll(r.Body)
+	checkBatch(t, "http", resp)
+}
+
+// checkBatch checks the answer to limit test's batch: four 200 KiB results
+// and a ping under a 256 KiB limit keep one result and the ping.
+func checkBatch(t *testing.T, label string, resp []byte) {
+	t.Helper()
 	var out []struct {
 		ID     int             `json:"id"`
 		Result json.RawMessage `json:"result"`
 		Error  *struct{ Code int }
 	}
 	if err := json.Unmarshal(resp, &out); err != nil || len(resp) > 256<<10 || len(out) != 5 {
-		t.Fatalf("batch: %v, %d bytes, %d responses", err, len(resp), len(out))
+		t.Fatalf("%s batch: %v, %d bytes, %d responses", label, err, len(resp), len(out))
 	}
 	kept, replaced := 0, 0
 	for i, r := range out {
 		switch {
 		case r.ID != []int{0, 1, 2, 3, 9}[i]:
-			t.Errorf("response %d has id %d", i, r.ID)
+			t.Errorf("%s: response %d has id %d", label, i, r.ID)
 		case r.Error != nil && r.Error.Code == CodeInternalError:
 			replaced++
 		case r.Result != nil:
 			kept++
 		}
 	}
-	if kept != 2 || replaced != 3 { // one 200 KiB result and the ping fit 256 KiB
-		t.Errorf("batch: %d kept, %d replaced", kept, replaced)
+	if kept != 2 || replaced != 3 {
+		t.Errorf("%s batch: %d kept, %d replaced", label, kept, replaced)
 	}
 }
