@@ -32,7 +32,7 @@ var execTool = Tool{
 		"If the command fails, the error result reads \"Command execution failed with exit code N: \" " +
 		"followed by its standard error (or its standard output when it wrote no error), then, when it wrote both, " +
 		"a blank line, \"stdout:\" and its standard output. " +
-		"Output beyond about 1 MiB is cut, with a note giving its full length: " +
+		"Output beyond the server's limit (1 MiB by default) is cut, with a note giving its full length: " +
 		"redirect large output to a file and read it in parts. Not available for memory backends.",
 	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 		`"command":{"type":"string","description":"The shell command line"},` +
