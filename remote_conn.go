@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -44,7 +43,6 @@ type remoteCore struct {
 	life    *lifecycle      // status (delivered async) and tracked closers
 	ctx     context.Context // cancelled by destroy
 	cancel  context.CancelFunc
-	warnKey sync.Once
 
 	mu         sync.Mutex
 	link       *remoteLink
@@ -176,12 +174,13 @@ func (c *remoteCore) runAttempt(reconnect bool, ch chan struct{}) {
 		return
 	}
 	code := CodeConnectionClosed
-	if errors.Is(err, ErrUnauthorized) {
+	refused := errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrHostKeyRefused)
+	if refused {
 		code = CodeInvalidConfiguration
 	}
 	c.attemptErr = &Error{Code: code, Op: "connect", Backend: KindRemote,
 		Err: &wrapped{msg: "cannot connect to " + c.addr(), err: err, is: ErrConnectionClosed}}
-	if !reconnect || errors.Is(err, ErrUnauthorized) {
+	if !reconnect || refused {
 		c.life.setStatus(StatusDisconnected)
 		return
 	}
@@ -415,15 +414,19 @@ func (c *remoteCore) sshConfig() *ssh.ClientConfig {
 	if pw != "" {
 		auth = append(auth, ssh.Password(pw))
 	}
-	hk := c.cfg.HostKeyCallback
-	if hk == nil {
-		c.warnKey.Do(func() {
-			slog.Warn("agentbe: Remote accepts any SSH host key of " + c.addr() +
-				"; set RemoteConfig.HostKeyCallback to pin it")
-		})
-		hk = ssh.InsecureIgnoreHostKey()
+	return &ssh.ClientConfig{User: user, Auth: auth, HostKeyCallback: c.checkHostKey}
+}
+
+// checkHostKey runs the configured callback; a refusal wraps
+// ErrHostKeyRefused (the helpers' errors already do), so that it is told
+// apart from a lost connection and not retried.
+func (c *remoteCore) checkHostKey(host string, remote net.Addr, key ssh.PublicKey) error {
+	err := c.cfg.HostKeyCallback(host, remote, key)
+	if err == nil || errors.Is(err, ErrHostKeyRefused) {
+		return err
 	}
-	return &ssh.ClientConfig{User: user, Auth: auth, HostKeyCallback: hk}
+	return &wrapped{msg: host + " presented " + key.Type() + " " + ssh.FingerprintSHA256(key),
+		err: err, is: ErrHostKeyRefused}
 }
 
 // openSFTP starts the "sftp" subsystem on a new session; down is told when

@@ -72,7 +72,7 @@ func (d *testDaemon) start() {
 	d.t.Helper()
 	srv, err := daemon.New(daemon.Config{RootDir: d.root, AuthToken: d.token, Isolation: d.iso,
 		Logger: slog.New(slog.DiscardHandler), MaxSSHConns: 2000,
-		SSHHostKeyPath: filepath.Join(d.root, "..", "hostkey-"+filepath.Base(d.root))})
+		SSHHostKeyPath: d.keyPath()})
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -118,6 +118,35 @@ func (d *testDaemon) kill() {
 
 func (d *testDaemon) hostPort() (string, int) { return splitHostPort(d.addr) }
 
+// keyPath is the daemon's host key file, beside its workspace: a restart
+// keeps the key unless a test removes the file.
+func (d *testDaemon) keyPath() string {
+	return filepath.Join(filepath.Dir(d.root), "hostkey-"+filepath.Base(d.root))
+}
+
+// hostKey is the running daemon's public host key.
+func (d *testDaemon) hostKey(t testing.TB) ssh.PublicKey {
+	t.Helper()
+	d.mu.Lock()
+	srv := d.srv
+	d.mu.Unlock()
+	pub, err := srv.HostKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub
+}
+
+// pinned is a host key callback accepting only the running daemon's key.
+func (d *testDaemon) pinned(t testing.TB) ssh.HostKeyCallback {
+	t.Helper()
+	cb, err := agentbe.HostKeyFingerprint(ssh.FingerprintSHA256(d.hostKey(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cb
+}
+
 // splitHostPort splits a "host:port" the tests made themselves.
 func splitHostPort(addr string) (string, int) {
 	host, port, _ := net.SplitHostPort(addr)
@@ -129,7 +158,7 @@ func (d *testDaemon) remote(t testing.TB, mod func(*agentbe.RemoteConfig)) *agen
 	t.Helper()
 	host, port := d.hostPort()
 	cfg := agentbe.RemoteConfig{RootDir: d.root, Host: host, Port: port, Token: d.token,
-		HostKeyCallback: acceptAnyKey, OperationTimeout: 20 * time.Second}
+		HostKeyCallback: d.pinned(t), OperationTimeout: 20 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -521,8 +550,8 @@ func TestRemoteKeepaliveDetectsStall(t *testing.T) {
 	}
 }
 
-// acceptAnyKey keeps the tests quiet about the host key (the default logs a
-// warning).
+// acceptAnyKey is for the tests whose peer's key is not at hand (a proxy in
+// front of the daemon, a server that is never reached).
 var acceptAnyKey = ssh.InsecureIgnoreHostKey()
 
 func TestRemoteMCPClient(t *testing.T) {
