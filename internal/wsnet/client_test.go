@@ -99,6 +99,16 @@ func TestDialRefusals(t *testing.T) {
 	if _, err := Dial(context.Background(), wsURL(srv, "/x"), DialConfig{}); err == nil || IsUnauthorized(err) {
 		t.Errorf("404: %v", err)
 	}
+	// The status and the start of the body reach the caller.
+	full := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"message":"Too many"}`+strings.Repeat(" ", 4<<10), http.StatusServiceUnavailable)
+	}))
+	defer full.Close()
+	_, err := Dial(context.Background(), wsURL(full, "/"), DialConfig{})
+	var ue *UpgradeError
+	if !errors.As(err, &ue) || ue.StatusCode != 503 || ue.Body != `{"message":"Too many"}` || IsUnauthorized(err) {
+		t.Errorf("503: %#v", err)
+	}
 	if _, err := Dial(context.Background(), "http://x", DialConfig{}); err == nil {
 		t.Error("http scheme accepted")
 	}
