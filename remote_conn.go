@@ -21,8 +21,9 @@ import (
 )
 
 // ErrUnauthorized is wrapped by the error of a Remote whose daemon refused
-// the token (WebSocket close 4001, HTTP 401) or the SSH credentials; such a
-// failure is never retried.
+// the token (WebSocket close 4001, HTTP 401), the request (HTTP 403) or the
+// SSH credentials; such a failure has the code INVALID_CONFIGURATION and is
+// never retried.
 var ErrUnauthorized = errors.New("unauthorized")
 
 // defaultConnectTimeout bounds a connection attempt when OperationTimeout

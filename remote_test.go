@@ -594,9 +594,10 @@ func TestRemoteMCPClient(t *testing.T) {
 	if !strings.HasSuffix(url, "/mcp") || h.Get("Authorization") != "Bearer mcp-token" || h.Get("X-Root-Dir") != d.root {
 		t.Errorf("endpoint %s %v", url, h)
 	}
-	// A wrong token: the client fails, CONNECTION_CLOSED, no retry.
+	// A wrong token: the client fails as a connection does, no retry.
 	bad := d.remote(t, func(c *agentbe.RemoteConfig) { c.Token = "nope" })
-	if _, err := agentbe.MCPClient(ctx, bad, agentbe.MCPOptions{}); agentbe.CodeOf(err) != agentbe.CodeConnectionClosed {
+	if _, err := agentbe.MCPClient(ctx, bad, agentbe.MCPOptions{}); agentbe.CodeOf(err) != agentbe.CodeInvalidConfiguration ||
+		!errors.Is(err, agentbe.ErrUnauthorized) {
 		t.Errorf("bad token: %v", err)
 	}
 	must(t, r.Destroy(ctx))
@@ -649,8 +650,8 @@ func TestRemoteMCPNoRetry(t *testing.T) {
 		r, err := agentbe.NewRemote(agentbe.RemoteConfig{RootDir: "/w", Host: "127.0.0.1", Port: 1,
 			MCPHost: host, MCPPort: port, HostKeyCallback: acceptAnyKey})
 		must(t, err)
-		if _, err := agentbe.MCPClient(ctx, r, agentbe.MCPOptions{}); err == nil {
-			t.Errorf("%s: MCP client built against a failing server", fail)
+		if _, err := agentbe.MCPClient(ctx, r, agentbe.MCPOptions{}); agentbe.CodeOf(err) != agentbe.CodeConnectionClosed {
+			t.Errorf("%s: MCP client against a failing server: %v", fail, err)
 		}
 		if n := posts.Load(); n != 1 {
 			t.Errorf("%s: %d POSTs, want exactly 1", fail, n)
