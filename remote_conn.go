@@ -54,6 +54,9 @@ type remoteCore struct {
 	lastErr    error         // why the last link went down
 	destroyed  bool
 	http       *http.Transport // MCP requests, made on first use
+
+	leftMu sync.Mutex
+	left   map[string]bool // temporary files of failed writes, still to remove
 }
 
 func newRemoteCore(cfg RemoteConfig, checker *SafetyChecker) *remoteCore {
@@ -380,10 +383,53 @@ func (c *remoteCore) dial(ctx context.Context) (*remoteLink, error) {
 		client.Close()
 		return nil, fmt.Errorf("workspace %s on the daemon: %w", c.rootDir, err)
 	}
+	c.removeLeftBehind(ctx, sftp)
 	l := &remoteLink{ssh: client, sftp: sftp, lost: make(chan struct{}), presentedRoot: presented}
 	owner.Store(l)
 	go c.keepalive(l)
 	return l, nil
+}
+
+// maxLeftBehind bounds the temporary files a Remote remembers to remove.
+const maxLeftBehind = 1024
+
+// leftBehind records a temporary file (an absolute remote path) that a
+// failed write could not remove because the link went down; the next
+// connection removes it before it is used.
+func (c *remoteCore) leftBehind(tmp string) {
+	c.leftMu.Lock()
+	defer c.leftMu.Unlock()
+	if c.left == nil {
+		c.left = map[string]bool{}
+	}
+	if len(c.left) < maxLeftBehind {
+		c.left[tmp] = true
+	}
+}
+
+// removeLeftBehind removes, over a new connection's SFTP session, the
+// temporary files recorded by leftBehind: only regular files, and only
+// those names. A name is forgotten once removed, found absent or refused;
+// it is kept for the next connection when this one fails meanwhile.
+func (c *remoteCore) removeLeftBehind(ctx context.Context, s *sftpjail.Client) {
+	c.leftMu.Lock()
+	names := make([]string, 0, len(c.left))
+	for n := range c.left {
+		names = append(names, n)
+	}
+	c.leftMu.Unlock()
+	for _, n := range names {
+		fi, err := s.Lstat(ctx, n)
+		if err == nil && fi.Mode().IsRegular() {
+			err = s.Remove(ctx, n)
+		}
+		if errors.Is(err, sftpjail.ErrConnClosed) || ctx.Err() != nil {
+			return
+		}
+		c.leftMu.Lock()
+		delete(c.left, n)
+		c.leftMu.Unlock()
+	}
 }
 
 func isSSHAuthFailure(err error) bool {

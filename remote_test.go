@@ -118,6 +118,18 @@ func (d *testDaemon) kill() {
 
 func (d *testDaemon) hostPort() (string, int) { return splitHostPort(d.addr) }
 
+// dropConns closes every connection the daemon accepted so far, as a
+// network failure would, and keeps it serving.
+func (d *testDaemon) dropConns() {
+	d.mu.Lock()
+	conns := d.conns
+	d.conns = nil
+	d.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
 // keyPath is the daemon's host key file, beside its workspace: a restart
 // keeps the key unless a test removes the file.
 func (d *testDaemon) keyPath() string {
