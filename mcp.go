@@ -18,7 +18,11 @@ const Version = "0.1.0"
 // NewMCPServer returns an MCP server exposing b's workspace: the 14 tools of
 // the official filesystem server and, when b executes commands, exec (which
 // runs through b.Exec, so b's safety check and isolation apply).
-func NewMCPServer(b Backend) *mcp.Server {
+func NewMCPServer(b Backend) *mcp.Server { return NewMCPServerWith(b, mcp.ServerOptions{}) }
+
+// NewMCPServerWith is NewMCPServer with server options: a Logger and an
+// OnPanic hook for tool panics, a CallTimeout.
+func NewMCPServerWith(b Backend, opts mcp.ServerOptions) *mcp.Server {
 	var run mcp.ExecFunc
 	if Executes(b) {
 		run = func(ctx context.Context, command string, env map[string]string) (mcp.ExecResult, error) {
@@ -29,7 +33,7 @@ func NewMCPServer(b Backend) *mcp.Server {
 			return mcp.ExecResult{Stdout: out}, err
 		}
 	}
-	return mcp.NewSetServer(serverInfo, mcp.ServerOptions{}, mcp.WorkspaceToolSet(run != nil), mcp.WorkspaceHandler(b, run))
+	return mcp.NewSetServer(serverInfo, opts, mcp.WorkspaceToolSet(run != nil), mcp.WorkspaceHandler(b, run))
 }
 
 var serverInfo = mcp.Implementation{Name: "agent-backend", Version: Version}

@@ -177,13 +177,16 @@ func (c *remoteCore) runAttempt(reconnect bool, ch chan struct{}) {
 		go c.watch(link)
 		return
 	}
-	code := CodeConnectionClosed
+	code, is := CodeConnectionClosed, ErrConnectionClosed
 	refused := errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrHostKeyRefused)
-	if refused {
+	switch {
+	case refused:
 		code = CodeInvalidConfiguration
+	case errors.Is(err, ErrDaemonFull):
+		code, is = CodeDaemonFull, ErrDaemonFull
 	}
 	c.attemptErr = &Error{Code: code, Op: "connect", Backend: KindRemote,
-		Err: &wrapped{msg: "cannot connect to " + c.addr(), err: err, is: ErrConnectionClosed}}
+		Err: &wrapped{msg: "cannot connect to " + c.addr(), err: err, is: is}}
 	if !reconnect || refused {
 		c.life.setStatus(StatusDisconnected)
 		return
@@ -337,11 +340,14 @@ func (c *remoteCore) dial(ctx context.Context) (*remoteLink, error) {
 	if c.cfg.Transport == TransportSSH {
 		nc, err = (&net.Dialer{}).DialContext(ctx, "tcp", c.addr())
 	} else {
-		nc, err = c.dialWebSocket(ctx)
+		nc, err = c.dialDaemon(ctx)
 	}
 	if err != nil {
 		if wsnet.IsUnauthorized(err) {
 			return nil, &wrapped{msg: "the daemon refused the token", err: err, is: ErrUnauthorized}
+		}
+		if wsnet.IsBusy(err) {
+			return nil, &wrapped{msg: "daemon full, try again later", err: err, is: ErrDaemonFull}
 		}
 		return nil, err
 	}

@@ -38,6 +38,11 @@ type ServerOptions struct {
 	// Logger receives tool panics (with stack) and other server-side
 	// problems. nil discards them.
 	Logger *slog.Logger
+	// OnPanic, when set, is called with each panic of a tool handler that
+	// the server recovered, from the deferred function that recovered it
+	// (so runtime/debug.Stack still shows where it happened), after
+	// Logger's line; e.g. to log it one's own way and count it.
+	OnPanic func(tool string, v any)
 	// CallTimeout, when positive, is the deadline of every tools/call: the
 	// tool's context is cancelled once it elapses (the file tools check it
 	// in every loop and stop) and the call is answered with an error
@@ -346,6 +351,9 @@ func (s *Server) runTool(ctx context.Context, i int, args json.RawMessage) (res 
 		if v := recover(); v != nil {
 			name := s.set.tools[i].Name
 			s.logf("mcp: tool panicked", "tool", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if s.opts.OnPanic != nil {
+				s.opts.OnPanic(name, v)
+			}
 			res = ErrorResult("Internal error: tool " + name + " panicked")
 		}
 	}()

@@ -129,5 +129,13 @@ func daemonUsage(w io.Writer) {
                               check, hostEnv, env)
   --log-level LEVEL           debug, info (default), warn or error; requests
                               that succeed are logged at debug
+  --max-ssh-conns N           concurrent /ssh connections (default 64)
+  --max-inflight N            concurrent /mcp and /v1 requests (default 256)
+  --max-channels-per-conn N   concurrent channels (commands, SFTP) of one SSH
+                              connection (default 16)
+  --max-acp-instances N       live ACP agent processes (default 64; beyond,
+                              starting one answers 429)
+                              A full daemon answers a request or an /ssh
+                              upgrade 503 with Retry-After and "daemon full"
 `)
 }

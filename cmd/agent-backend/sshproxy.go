@@ -136,6 +136,14 @@ func withReason(reason string) string {
 
 // dialFailure says why the WebSocket to u could not be opened.
 func dialFailure(u *url.URL, err error) string {
+	var be *wsnet.BusyError
+	if errors.As(err, &be) {
+		s := "the daemon is full (HTTP 503" + withReason(be.Message) + ")"
+		if be.RetryAfter > 0 {
+			s += fmt.Sprintf("; retry after %v", be.RetryAfter)
+		}
+		return s
+	}
 	var ue *wsnet.UpgradeError
 	if errors.As(err, &ue) {
 		detail := fmt.Sprintf("HTTP %d%s", ue.StatusCode, withReason(bodyMessage(ue.Body)))
@@ -144,8 +152,6 @@ func dialFailure(u *url.URL, err error) string {
 			return "the daemon refused the token (" + detail + "); check --token-file"
 		case http.StatusForbidden:
 			return "the daemon refused the connection (" + detail + ")"
-		case http.StatusServiceUnavailable:
-			return "the daemon is full (" + detail + ")"
 		}
 		return "the daemon at " + u.Host + " answered the WebSocket upgrade with " + detail + " (is --url its /ssh endpoint?)"
 	}

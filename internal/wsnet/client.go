@@ -32,7 +32,8 @@ const (
 )
 
 // ErrUnauthorized is returned when the server refused the credentials: an
-// HTTP 401 to the upgrade, or a close with code 4001.
+// HTTP 401 to the upgrade, or a close with code 4001. (An upgrade answered
+// 503 is ErrBusy instead: see BusyError.)
 var ErrUnauthorized = errors.New("websocket: unauthorized")
 
 // MaxFrame bounds the payload of one incoming frame (control frames are
@@ -134,6 +135,11 @@ func handshake(raw net.Conn, u *url.URL, header http.Header) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		be := busyError(resp, time.Now())
+		resp.Body.Close()
+		return nil, be
+	}
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
 		resp.Body.Close()
@@ -148,7 +154,8 @@ func handshake(raw net.Conn, u *url.URL, header http.Header) (*Conn, error) {
 }
 
 // UpgradeError is the error of an upgrade the server answered with another
-// status than 101. 401 and 403 match ErrUnauthorized (errors.Is).
+// status than 101 (or 503, a BusyError). 401 and 403 match ErrUnauthorized
+// (errors.Is).
 type UpgradeError struct {
 	StatusCode int
 	Body       string // the start of the response body, trimmed

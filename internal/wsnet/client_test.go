@@ -100,14 +100,14 @@ func TestDialRefusals(t *testing.T) {
 		t.Errorf("404: %v", err)
 	}
 	// The status and the start of the body reach the caller.
-	full := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, `{"message":"Too many"}`+strings.Repeat(" ", 4<<10), http.StatusServiceUnavailable)
+	teapot := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"message":"short and stout"}`+strings.Repeat(" ", 4<<10), http.StatusTeapot)
 	}))
-	defer full.Close()
-	_, err := Dial(context.Background(), wsURL(full, "/"), DialConfig{})
+	defer teapot.Close()
+	_, err := Dial(context.Background(), wsURL(teapot, "/"), DialConfig{})
 	var ue *UpgradeError
-	if !errors.As(err, &ue) || ue.StatusCode != 503 || ue.Body != `{"message":"Too many"}` || IsUnauthorized(err) {
-		t.Errorf("503: %#v", err)
+	if !errors.As(err, &ue) || ue.StatusCode != 418 || ue.Body != `{"message":"short and stout"}` || IsUnauthorized(err) || IsBusy(err) {
+		t.Errorf("418: %#v", err)
 	}
 	if _, err := Dial(context.Background(), "http://x", DialConfig{}); err == nil {
 		t.Error("http scheme accepted")
