@@ -114,7 +114,9 @@ func MCPTransport(ctx context.Context, b Backend, opts MCPOptions) (io.ReadWrite
 // X-Scope-Path) for a Remote. Calls are never retried. Closing the client
 // untracks it and releases its scope; Destroy closes it too. A server that
 // cannot be reached or fails to initialize yields CONNECTION_CLOSED (a
-// subprocess that cannot start, MISSING_UTILITIES).
+// subprocess that cannot start, MISSING_UTILITIES; a daemon refusing the
+// token, INVALID_CONFIGURATION). On a Remote, a call that loses the daemon
+// fails with CONNECTION_CLOSED too.
 func MCPClient(ctx context.Context, b Backend, opts MCPOptions) (*mcp.Client, error) {
 	info := opts.Client
 	if info.Name == "" {

@@ -45,7 +45,7 @@ func smallDaemon(t *testing.T, maxSSH int, full chan<- struct{}) *testDaemon {
 		<-done
 		srv.Close()
 	})
-	return &testDaemon{t: t, root: root, addr: ln.Addr().String()}
+	return &testDaemon{t: t, root: root, addr: ln.Addr().String(), srv: srv}
 }
 
 // status503 is a log handler that reports every access-log record of a

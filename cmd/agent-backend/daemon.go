@@ -112,7 +112,12 @@ func daemonUsage(w io.Writer) {
                               daemon re-executes itself this way so that the
                               token leaves its argv and environment)
   --disable-ssh-ws            no SSH-over-WebSocket endpoint
-  --ssh-host-key PATH         SSH host key file
+  --ssh-host-key PATH         SSH host key file, loaded, or created if missing
+                              (default /var/lib/agentbe/ssh_host_ed25519_key;
+                              a created key is RSA-2048 whatever the name, as
+                              the reference daemon does). Its fingerprint is
+                              logged at start; clients pin it (agent-backend
+                              hostkey --file PATH prints a known_hosts line)
   --conventional-ssh          also run sshd
   --ssh-port N                sshd port, 1-65535 (default 22)
   --ssh-users U:P[,U:P...]    sshd users (default root:agents)

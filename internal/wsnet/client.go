@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 )
@@ -139,18 +140,39 @@ func handshake(raw net.Conn, u *url.URL, header http.Header) (*Conn, error) {
 		resp.Body.Close()
 		return nil, be
 	}
-	resp.Body.Close()
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		return nil, fmt.Errorf("%w (HTTP %d)", ErrUnauthorized, resp.StatusCode)
-	}
 	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return nil, fmt.Errorf("websocket: upgrade refused: HTTP %d", resp.StatusCode)
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		resp.Body.Close()
+		return nil, &UpgradeError{StatusCode: resp.StatusCode, Body: strings.TrimSpace(string(body))}
 	}
+	resp.Body.Close()
 	sum := sha1.Sum([]byte(key + acceptGUID))
 	if resp.Header.Get("Sec-WebSocket-Accept") != base64.StdEncoding.EncodeToString(sum[:]) {
 		return nil, errors.New("websocket: bad Sec-WebSocket-Accept")
 	}
 	return &Conn{raw: raw, br: br}, nil
+}
+
+// UpgradeError is the error of an upgrade the server answered with another
+// status than 101 (or 503, a BusyError). 401 and 403 match ErrUnauthorized
+// (errors.Is).
+type UpgradeError struct {
+	StatusCode int
+	Body       string // the start of the response body, trimmed
+}
+
+func (e *UpgradeError) Error() string {
+	if e.unauthorized() {
+		return fmt.Sprintf("%v (HTTP %d)", ErrUnauthorized, e.StatusCode)
+	}
+	return fmt.Sprintf("websocket: upgrade refused: HTTP %d", e.StatusCode)
+}
+
+// Is makes a 401 or 403 match ErrUnauthorized.
+func (e *UpgradeError) Is(target error) bool { return target == ErrUnauthorized && e.unauthorized() }
+
+func (e *UpgradeError) unauthorized() bool {
+	return e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden
 }
 
 // Conn is an open WebSocket used as a byte stream: each Write is one
