@@ -110,7 +110,10 @@ type RemoteConfig struct {
 	// Env is added to every command's environment.
 	Env map[string]string
 	// AllowDangerous turns off the client-side dangerous-command check (the
-	// daemon checks again); Safety adds patterns to it.
+	// daemon checks again); Safety adds patterns to it. The client checks
+	// the dangerous class only: whether the workspace-escape class (cd,
+	// $HOME, "..") applies depends on the daemon's isolation, so the daemon
+	// decides it (Safety.Confined is ignored).
 	AllowDangerous bool
 	Safety         SafetyPolicy
 	// MaxOutputBytes caps collected stdout; 0 means DefaultMaxOutputBytes.
@@ -158,7 +161,9 @@ func NewRemote(cfg RemoteConfig) (*Remote, error) {
 	if cfg.MaxOutputBytes < 0 || cfg.Port < 0 || cfg.Port > 65535 || cfg.SSHPort < 0 || cfg.SSHPort > 65535 {
 		return nil, configErr("ports and MaxOutputBytes must be in range", nil)
 	}
-	checker, err := NewSafetyChecker(cfg.Safety)
+	pol := cfg.Safety
+	pol.Confined = true
+	checker, err := NewSafetyChecker(pol)
 	if err != nil {
 		return nil, err
 	}

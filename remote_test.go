@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/daemon"
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // testDaemon is our daemon on a loopback port that a test can kill (every
@@ -670,5 +672,39 @@ func TestRemoteMCPNoRetry(t *testing.T) {
 		}
 		r.Destroy(ctx)
 		srv.Close()
+	}
+}
+
+// TestRemoteLeavesEscapeClassToDaemon: the client checks the dangerous
+// class only; whether "cd" is refused is the daemon's call, from its own
+// isolation (software: refused there, with the daemon's error; bwrap:
+// runs).
+func TestRemoteLeavesEscapeClassToDaemon(t *testing.T) {
+	ctx := context.Background()
+	d := &testDaemon{t: t, root: t.TempDir(), token: "tok", addr: "127.0.0.1:0", iso: agentbe.IsolationSoftware}
+	d.start()
+	t.Cleanup(d.kill)
+	r := d.remote(t, nil)
+	must(t, r.Mkdir(ctx, "src"))
+	if _, err := r.Exec(ctx, "sudo true", agentbe.ExecOptions{}); !errors.Is(err, agentbe.ErrDangerous) {
+		t.Fatalf("sudo: %v, want ErrDangerous from the client", err)
+	}
+	// Software mode: the daemon refuses cd (its exit status 1 and message).
+	_, err := r.Exec(ctx, "cd src && pwd", agentbe.ExecOptions{})
+	var xe *agentbe.ExitError
+	if !errors.As(err, &xe) || !strings.Contains(string(xe.Stderr), "cd") {
+		t.Fatalf("software daemon, cd: %v; want the daemon's refusal", err)
+	}
+	_, lookErr := exec.LookPath("bwrap")
+	testenv.Require(t, lookErr == nil, "bwrap")
+	b := &testDaemon{t: t, root: t.TempDir(), token: "tok", addr: "127.0.0.1:0", iso: agentbe.IsolationBwrap}
+	b.start()
+	t.Cleanup(b.kill)
+	rb := b.remote(t, nil)
+	must(t, rb.Mkdir(ctx, "src"))
+	out, err := rb.Exec(ctx, `cd src && pwd && (cd "$HOME" && pwd -P)`, agentbe.ExecOptions{})
+	// Under bwrap the workspace is mounted at the sandbox's own path.
+	if want := "/tmp/agentbe-workspace/src\n/tmp/agentbe-workspace\n"; err != nil || string(out) != want {
+		t.Fatalf("bwrap daemon: %q %v; want %q", out, err, want)
 	}
 }
