@@ -30,12 +30,10 @@ func waitNoMarked(t *testing.T, marker string) {
 }
 
 // TestBwrapCancelDuringSandboxSetup cancels commands while bwrap is still
-// setting up the sandbox: the outer bwrap has started the sandbox's init
-// (two bwrap processes carry the marker) but the command has not run yet.
-// The outer bwrap binds its death to its parent at once, the sandbox's init
-// only once its set-up is done, so killing the outer bwrap alone left the
-// init orphaned (parent PID 1) to run the command to its end. Nothing may
-// be left.
+// setting up the sandbox: its init has left bwrap's process group
+// (--new-session) but not yet bound its death to bwrap's. Killing bwrap's
+// group alone left the init orphaned (parent PID 1) to run the command to
+// its end. Nothing may be left.
 func TestBwrapCancelDuringSandboxSetup(t *testing.T) {
 	l := newIsoLocal(t, "", IsolationBwrap, false)
 	for range 10 {
@@ -55,8 +53,9 @@ func TestBwrapCancelDuringSandboxSetup(t *testing.T) {
 	}
 }
 
-// waitSandboxInit returns as soon as the outer bwrap of the command
-// carrying marker (a child of this process) has started the sandbox's init.
+// waitSandboxInit returns once the sandbox's init, started by the outer
+// bwrap of the command carrying marker (a child of this process), has
+// become a session leader (or is gone).
 func waitSandboxInit(t *testing.T, marker string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
