@@ -177,21 +177,21 @@ func setupSSHUsers(ctx context.Context, c SSHDConfig) error {
 	return installKeys(c)
 }
 
-// installKeys writes the first user's ~/.ssh (0700) and authorized_keys
-// (0600), owned by the user.
+// installKeys adds the configured keys to the first user's
+// ~/.ssh/authorized_keys (see writeAuthorizedKeys).
 func installKeys(c SSHDConfig) error {
 	u, err := user.Lookup(c.Users[0].Name)
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	dir := filepath.Join(u.HomeDir, ".ssh")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("daemon: %w", err)
+	uid, err := strconv.Atoi(u.Uid)
+	if err != nil {
+		return fmt.Errorf("daemon: user %s: uid %q", u.Username, u.Uid)
 	}
-	os.Chmod(dir, 0o700)
-	os.Lchown(dir, uid, gid)
+	gid, err := strconv.Atoi(u.Gid)
+	if err != nil {
+		return fmt.Errorf("daemon: user %s: gid %q", u.Username, u.Gid)
+	}
 	var keys strings.Builder
 	if c.PublicKey != "" {
 		keys.WriteString(strings.TrimSpace(c.PublicKey) + "\n")
@@ -206,16 +206,5 @@ func installKeys(c SSHDConfig) error {
 			keys.WriteByte('\n')
 		}
 	}
-	ak := filepath.Join(dir, "authorized_keys")
-	f, err := os.OpenFile(ak, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return fmt.Errorf("daemon: authorized_keys: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(keys.String()); err != nil {
-		return fmt.Errorf("daemon: authorized_keys: %w", err)
-	}
-	f.Chmod(0o600)
-	f.Chown(uid, gid)
-	return nil
+	return writeAuthorizedKeys(u.HomeDir, uid, gid, []byte(keys.String()))
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,4 +168,183 @@ func waitHTTP(t *testing.T, port int, want string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// keysOwner is the owner writeAuthorizedKeys hands files to in tests: a
+// foreign uid when root (as in CI), this process's own otherwise.
+func keysOwner() (int, int) {
+	if os.Geteuid() == 0 {
+		return 4242, 4343
+	}
+	return os.Getuid(), os.Getgid()
+}
+
+// canary is a directory and a file that no key installation may touch.
+type canary struct{ dir, file string }
+
+func newCanary(t *testing.T) canary {
+	t.Helper()
+	c := canary{dir: t.TempDir()}
+	c.file = filepath.Join(c.dir, "file")
+	if err := os.WriteFile(c.file, []byte("canary\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(c.dir, 0o751); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// check fails t if the canary changed: modes, owners, content, entries.
+func (c canary) check(t *testing.T) {
+	t.Helper()
+	for p, want := range map[string]os.FileMode{c.dir: os.ModeDir | 0o751, c.file: 0o644} {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if fi.Mode() != want || int(st.Uid) != os.Geteuid() {
+			t.Errorf("canary %s: mode %v owner %d", p, fi.Mode(), st.Uid)
+		}
+	}
+	if b, _ := os.ReadFile(c.file); string(b) != "canary\n" {
+		t.Errorf("canary file: %q", b)
+	}
+	if ents, _ := os.ReadDir(c.dir); len(ents) != 1 {
+		t.Errorf("canary dir holds %d entries", len(ents))
+	}
+}
+
+// TestWriteAuthorizedKeys: a fresh home gets .ssh (0700) and
+// authorized_keys (0600) owned by the user, appended to on each start; an
+// existing .ssh of root's with a loose mode is handed over and tightened.
+func TestWriteAuthorizedKeys(t *testing.T) {
+	uid, gid := keysOwner()
+	home := t.TempDir()
+	for _, k := range []string{"key-one\n", "key-two\n"} {
+		if err := writeAuthorizedKeys(home, uid, gid, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, ".ssh/authorized_keys")); string(b) != "key-one\nkey-two\n" {
+		t.Errorf("authorized_keys: %q", b)
+	}
+	for p, want := range map[string]os.FileMode{".ssh": os.ModeDir | 0o700, ".ssh/authorized_keys": 0o600} {
+		fi, err := os.Lstat(filepath.Join(home, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); fi.Mode() != want || int(st.Uid) != uid || int(st.Gid) != gid {
+			t.Errorf("%s: %v %d:%d", p, fi.Mode(), st.Uid, st.Gid)
+		}
+	}
+	home2 := t.TempDir()
+	os.Mkdir(filepath.Join(home2, ".ssh"), 0o755)
+	if err := writeAuthorizedKeys(home2, uid, gid, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(filepath.Join(home2, ".ssh")); fi.Mode().Perm() != 0o700 {
+		t.Errorf(".ssh mode %v", fi.Mode())
+	}
+}
+
+// TestWriteAuthorizedKeysRefusesPlantedLinks: what the user planted in
+// their home (links to a canary, a hard link, a FIFO, a foreign .ssh) is
+// refused with ErrKeysLink, and the canary stays as it was.
+func TestWriteAuthorizedKeysRefusesPlantedLinks(t *testing.T) {
+	uid, gid := keysOwner()
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, home string, c canary)
+	}{
+		{".ssh link to a directory", func(t *testing.T, home string, c canary) {
+			os.Symlink(c.dir, filepath.Join(home, ".ssh"))
+		}},
+		{"authorized_keys link to a file", func(t *testing.T, home string, c canary) {
+			os.Mkdir(filepath.Join(home, ".ssh"), 0o700)
+			os.Symlink(c.file, filepath.Join(home, ".ssh/authorized_keys"))
+		}},
+		{"authorized_keys dangling link", func(t *testing.T, home string, c canary) {
+			os.Mkdir(filepath.Join(home, ".ssh"), 0o700)
+			os.Symlink(filepath.Join(c.dir, "new"), filepath.Join(home, ".ssh/authorized_keys"))
+		}},
+		{"authorized_keys hard link", func(t *testing.T, home string, c canary) {
+			os.Mkdir(filepath.Join(home, ".ssh"), 0o700)
+			if err := os.Link(c.file, filepath.Join(home, ".ssh/authorized_keys")); err != nil {
+				t.Skip("no hard link:", err)
+			}
+		}},
+		{"authorized_keys FIFO", func(t *testing.T, home string, c canary) {
+			os.Mkdir(filepath.Join(home, ".ssh"), 0o700)
+			syscall.Mkfifo(filepath.Join(home, ".ssh/authorized_keys"), 0o600)
+		}},
+		{".ssh a FIFO", func(t *testing.T, home string, c canary) {
+			syscall.Mkfifo(filepath.Join(home, ".ssh"), 0o600)
+		}},
+		{".ssh of another user", func(t *testing.T, home string, c canary) {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to give a directory away")
+			}
+			os.Mkdir(filepath.Join(home, ".ssh"), 0o700)
+			os.Chown(filepath.Join(home, ".ssh"), uid+1, gid)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home, c := t.TempDir(), newCanary(t)
+			tc.plant(t, home, c)
+			err := writeAuthorizedKeys(home, uid, gid, []byte("attacker-chosen-key\n"))
+			if !errors.Is(err, ErrKeysLink) {
+				t.Errorf("err = %v, want ErrKeysLink", err)
+			}
+			if err != nil && strings.Contains(err.Error(), c.dir) {
+				t.Errorf("the error names the link's target: %v", err)
+			}
+			c.check(t)
+		})
+	}
+}
+
+// TestWriteAuthorizedKeysSwap swaps ~/.ssh and authorized_keys between
+// real ones and links to a canary while keys are installed again and
+// again: whatever each call returns, the canary is never touched.
+func TestWriteAuthorizedKeysSwap(t *testing.T) {
+	uid, gid := keysOwner()
+	home, c := t.TempDir(), newCanary(t)
+	ssh, ak := filepath.Join(home, ".ssh"), filepath.Join(home, ".ssh", "authorized_keys")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			switch i % 4 {
+			case 0: // .ssh: link to the canary directory
+				os.RemoveAll(ssh)
+				os.Symlink(c.dir, ssh)
+			case 1: // back to a real directory
+				os.Remove(ssh)
+				os.Mkdir(ssh, 0o755)
+			case 2: // authorized_keys: link to the canary file
+				os.Remove(ak)
+				os.Symlink(c.file, ak)
+			case 3:
+				os.Remove(ak)
+			}
+		}
+	}()
+	refused := 0
+	for range 300 {
+		if err := writeAuthorizedKeys(home, uid, gid, []byte("k\n")); err != nil {
+			refused++
+		}
+	}
+	close(stop)
+	<-done
+	c.check(t)
+	t.Logf("%d of 300 installations refused", refused)
 }
