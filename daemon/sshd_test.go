@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -70,6 +71,9 @@ func TestConventionalSSHD(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Error("Run did not return")
 		}
+		if _, err := os.Lstat(dropIn); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("drop-in left after shutdown: %v", err)
+		}
 	}()
 	waitHTTP(t, httpPort, `"ssh":true`)
 
@@ -116,6 +120,42 @@ func TestConventionalSSHD(t *testing.T) {
 	if strings.Contains(logBuf.String(), "pw-one") {
 		t.Error("a password reached the log")
 	}
+	// Bound to --host: 127.0.0.2 reaches this machine's loopback too, but
+	// not an sshd listening on 127.0.0.1 only.
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.2", strconv.Itoa(sshPort)), 5*time.Second); err == nil {
+		c.Close()
+		t.Error("sshd answers on 127.0.0.2: it listens beyond --host 127.0.0.1")
+	}
+}
+
+// TestConventionalSSHDListenBeyondHost: an sshd configuration with its own
+// ListenAddress (the Docker image has "ListenAddress 0.0.0.0") would make
+// sshd listen there too whatever --host says: the start is refused, sshd
+// never runs, and the drop-in is gone.
+func TestConventionalSSHDListenBeyondHost(t *testing.T) {
+	_, err := os.Stat(DefaultSSHDPath)
+	testenv.Require(t, err == nil && os.Geteuid() == 0, "sshd, run as root")
+	dir := t.TempDir()
+	dropIn := filepath.Join(dir, "sshd_config.d", "agentbe.conf")
+	conf := filepath.Join(dir, "sshd_config")
+	os.WriteFile(conf, []byte("Include "+dropIn+"\nHostKey /etc/ssh/ssh_host_ed25519_key\nPidFile none\nListenAddress 0.0.0.0\n"), 0o644)
+	sshPort := freeTCPPort(t)
+	err = Run(context.Background(), Config{RootDir: filepath.Join(dir, "ws"), Host: "127.0.0.1", Port: freeTCPPort(t),
+		SSHHostKeyPath: testKeyPath(t), Logger: newTestLogger(io.Discard),
+		Conventional: &SSHDConfig{Port: sshPort, DropInPath: dropIn, ExtraArgs: []string{"-f", conf}}})
+	if !errors.Is(err, ErrSSHDListen) {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(err.Error(), "0.0.0.0:"+strconv.Itoa(sshPort)) {
+		t.Errorf("the error does not name the address: %v", err)
+	}
+	if _, err := os.Lstat(dropIn); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("drop-in left: %v", err)
+	}
+	if c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(sshPort))); err == nil {
+		c.Close()
+		t.Error("sshd is listening")
+	}
 }
 
 // waitSSHD retries f while sshd is still starting.
@@ -130,15 +170,30 @@ func waitSSHD(f func() (string, error)) (string, error) {
 	}
 }
 
+// fakeSSHD writes an sshd stand-in: `-T` prints listen, anything else runs
+// body.
+func fakeSSHD(t *testing.T, listen, body string) string {
+	t.Helper()
+	fake := filepath.Join(t.TempDir(), "sshd")
+	script := "#!/bin/sh\nif [ \"$1\" = -T ]; then printf 'port 22\\nlistenaddress %s\\n' '" + listen + "'; exit 0; fi\n" + body + "\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return fake
+}
+
 func TestSSHDExitEndsDaemon(t *testing.T) {
 	dir := t.TempDir()
-	fake := filepath.Join(dir, "sshd")
-	os.WriteFile(fake, []byte("#!/bin/sh\nexit 3\n"), 0o755)
+	fake := fakeSSHD(t, "127.0.0.1:22", "exit 3")
+	dropIn := filepath.Join(dir, "d", "x.conf")
 	err := Run(context.Background(), Config{RootDir: filepath.Join(dir, "ws"), Host: "127.0.0.1", Port: freeTCPPort(t),
 		SSHHostKeyPath: testKeyPath(t), Logger: newTestLogger(io.Discard),
-		Conventional: &SSHDConfig{SSHDPath: fake, DropInPath: filepath.Join(dir, "d", "x.conf")}})
+		Conventional: &SSHDConfig{SSHDPath: fake, DropInPath: dropIn}})
 	if !errors.Is(err, ErrSSHDExited) {
 		t.Errorf("Run: %v", err)
+	}
+	if _, err := os.Lstat(dropIn); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("drop-in left after sshd exited: %v", err)
 	}
 	err = Run(context.Background(), Config{RootDir: filepath.Join(dir, "ws"), Port: freeTCPPort(t),
 		SSHHostKeyPath: testKeyPath(t), Logger: newTestLogger(io.Discard),
@@ -347,4 +402,119 @@ func TestWriteAuthorizedKeysSwap(t *testing.T) {
 	<-done
 	c.check(t)
 	t.Logf("%d of 300 installations refused", refused)
+}
+
+func TestSSHDArgs(t *testing.T) {
+	for _, tc := range []struct {
+		host string
+		want string
+	}{
+		{"", "-D -e -p 2222 -f conf"},
+		{"127.0.0.1", "-D -e -p 2222 -o ListenAddress=127.0.0.1 -f conf"},
+		{"::1", "-D -e -p 2222 -o ListenAddress=::1 -f conf"},
+		{"localhost", "-D -e -p 2222 -o ListenAddress=localhost -f conf"},
+	} {
+		got := strings.Join(sshdArgs(SSHDConfig{Port: 2222, ExtraArgs: []string{"-f", "conf"}}, tc.host), " ")
+		if got != tc.want {
+			t.Errorf("host %q: %s, want %s", tc.host, got, tc.want)
+		}
+	}
+}
+
+// TestSSHDDropInRemoved: the drop-in exists while the daemon runs and is
+// gone after it (or the file it replaced is back) on every way out: a
+// shutdown (what SIGTERM and SIGINT do), sshd exiting, sshd's
+// configuration refused, the HTTP port taken.
+func TestSSHDDropInRemoved(t *testing.T) {
+	run := func(t *testing.T, sshd string, port int, dropIn string, whileUp func()) error {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			done <- Run(ctx, Config{RootDir: filepath.Join(t.TempDir(), "ws"), Host: "127.0.0.1", Port: port,
+				SSHHostKeyPath: testKeyPath(t), Logger: newTestLogger(io.Discard),
+				Conventional: &SSHDConfig{SSHDPath: sshd, DropInPath: dropIn}})
+		}()
+		if whileUp != nil {
+			waitHTTP(t, port, `"ssh":true`)
+			if b, _ := os.ReadFile(dropIn); string(b) != sshdDropInContents {
+				t.Errorf("drop-in while up: %q", b)
+			}
+			whileUp()
+			cancel()
+		}
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			t.Fatal("Run did not return")
+			return nil
+		}
+	}
+	gone := func(t *testing.T, dropIn string) {
+		t.Helper()
+		if _, err := os.Lstat(dropIn); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("drop-in left: %v", err)
+		}
+	}
+	t.Run("shutdown", func(t *testing.T) {
+		dropIn := filepath.Join(t.TempDir(), "sshd_config.d", "agentbe.conf")
+		marker := testenv.SleepMarker()
+		sshd := fakeSSHD(t, "127.0.0.1:22", "exec sleep "+marker)
+		if err := run(t, sshd, freeTCPPort(t), dropIn, func() {}); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		gone(t, dropIn)
+		if left := testenv.ProcessesWith(marker); len(left) > 0 {
+			t.Errorf("sshd left running: %q", left)
+		}
+	})
+	t.Run("replaced file put back", func(t *testing.T) {
+		dropIn := filepath.Join(t.TempDir(), "agentbe.conf")
+		os.WriteFile(dropIn, []byte("# the admin's\n"), 0o600)
+		sshd := fakeSSHD(t, "127.0.0.1:22", "exec sleep "+testenv.SleepMarker())
+		if err := run(t, sshd, freeTCPPort(t), dropIn, func() {}); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		b, _ := os.ReadFile(dropIn)
+		if fi, err := os.Stat(dropIn); err != nil || string(b) != "# the admin's\n" || fi.Mode().Perm() != 0o600 {
+			t.Errorf("after: %q %v", b, fi)
+		}
+	})
+	t.Run("sshd exits", func(t *testing.T) {
+		dropIn := filepath.Join(t.TempDir(), "agentbe.conf")
+		if err := run(t, fakeSSHD(t, "127.0.0.1:22", "exit 3"), freeTCPPort(t), dropIn, nil); !errors.Is(err, ErrSSHDExited) {
+			t.Errorf("Run: %v", err)
+		}
+		gone(t, dropIn)
+	})
+	t.Run("listens beyond host", func(t *testing.T) {
+		dropIn := filepath.Join(t.TempDir(), "agentbe.conf")
+		marker := testenv.SleepMarker()
+		err := run(t, fakeSSHD(t, "0.0.0.0:22", "exec sleep "+marker), freeTCPPort(t), dropIn, nil)
+		if !errors.Is(err, ErrSSHDListen) || !strings.Contains(err.Error(), "0.0.0.0:22") {
+			t.Errorf("Run: %v", err)
+		}
+		gone(t, dropIn)
+		if left := testenv.ProcessesWith(marker); len(left) > 0 {
+			t.Errorf("sshd started: %q", left)
+		}
+	})
+	t.Run("HTTP port taken", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		dropIn := filepath.Join(t.TempDir(), "agentbe.conf")
+		marker := testenv.SleepMarker()
+		err = run(t, fakeSSHD(t, "127.0.0.1:22", "exec sleep "+marker), ln.Addr().(*net.TCPAddr).Port, dropIn, nil)
+		if err == nil {
+			t.Error("Run on a taken port succeeded")
+		}
+		gone(t, dropIn)
+		if left := testenv.ProcessesWith(marker); len(left) > 0 {
+			t.Errorf("sshd left running: %q", left)
+		}
+	})
 }
