@@ -42,22 +42,26 @@ var ErrSSHDUnavailable = errors.New("daemon: conventional SSH unavailable")
 
 // SSHDConfig configures the conventional sshd the daemon can supervise
 // (--conventional-ssh). The zero value runs /usr/sbin/sshd on port 22 with
-// no users created.
+// no users created. sshd listens on Config.Host only when that is set (and
+// the start fails if sshd's own configuration would listen elsewhere too).
+// It is sent SIGTERM if the daemon dies.
 type SSHDConfig struct {
 	// Port is sshd's port; 0 means 22.
 	Port int
 	// Users are created (useradd -m -s /bin/bash, when missing) and given
 	// these passwords (chpasswd, fed on stdin: never in argv).
 	Users []SSHUser
-	// PublicKey is added to the first user's authorized_keys.
+	// PublicKey is added to the first user's authorized_keys (see
+	// writeAuthorizedKeys for how links planted there are refused).
 	PublicKey string
 	// AuthorizedKeysFile's content is added to the first user's
 	// authorized_keys.
 	AuthorizedKeysFile string
 	// SSHDPath is the sshd binary; "" means DefaultSSHDPath.
 	SSHDPath string
-	// DropInPath is the sshd configuration drop-in written at start; ""
-	// means DefaultSSHDDropIn.
+	// DropInPath is the sshd configuration drop-in written at start and
+	// removed once sshd has stopped (or the file it replaced put back);
+	// "" means DefaultSSHDDropIn.
 	DropInPath string
 	// ExtraArgs are appended to sshd's command line (e.g. -f for a test
 	// configuration).
