@@ -51,8 +51,9 @@ type SSHDConfig struct {
 	// Users are created (useradd -m -s /bin/bash, when missing) and given
 	// these passwords (chpasswd, fed on stdin: never in argv).
 	Users []SSHUser
-	// PublicKey is added to the first user's authorized_keys (see
-	// writeAuthorizedKeys for how links planted there are refused).
+	// PublicKey is added to the first user's authorized_keys (a link or
+	// special file planted in that user's ~/.ssh fails the start with
+	// ErrKeysLink).
 	PublicKey string
 	// AuthorizedKeysFile's content is added to the first user's
 	// authorized_keys.
