@@ -32,6 +32,10 @@ const (
 	CodeDestroyed      ErrorCode = "DESTROYED"
 )
 
+// CodeDaemonFull is not in the spec's table either: a Remote's daemon is up
+// but serves as many connections as it accepts (see ErrDaemonFull).
+const CodeDaemonFull ErrorCode = "DAEMON_FULL"
+
 // Sentinel errors, matched with errors.Is against any error a backend
 // returns.
 var (

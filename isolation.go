@@ -41,12 +41,19 @@ import (
 //     workspace, no more; the same filter keeps it from leaving a
 //     set-user-ID file of that user for others to run.
 //   - IsolationSoftware: a heuristic, not a sandbox. The command runs as this
-//     process's user with the dangerous-command check and a path check
-//     (no "..", no absolute path outside the workspace; see
+//     process's user with the dangerous-command check, its workspace-escape
+//     class (no cd, pushd, popd, $HOME, ~/, "..", export PATH/HOME/PWD=) and
+//     a path check (no absolute path outside the workspace; see
 //     checkSoftwarePaths), which a determined command can defeat. Nothing
 //     stops it from setting set-user-ID bits on its own files: do not run
 //     software mode as root where other users can reach the workspace.
-//   - IsolationNone: no confinement at all (trusted commands only).
+//   - IsolationNone: no confinement at all (trusted commands only). The
+//     dangerous-command check and its workspace-escape class still apply
+//     unless LocalConfig.AllowDangerous turns them off.
+//
+// Under bwrap the kernel keeps the command in the workspace, so only the
+// dangerous class of the check applies there: cd, $HOME and ".." are
+// harmless inside the sandbox ("cd src && make" works). See SafetyPolicy.
 //
 // In every mode the command's environment follows one rule (commandEnv) and
 // file operations stay jailed to the workspace by *os.Root.

@@ -22,9 +22,16 @@ import (
 // jail is an *os.Root on a workspace directory, opened lazily for scopes
 // (whose directory may not exist yet). Every file access of a Local backend
 // goes through it, so no symbolic link can lead outside.
+//
+// Ownership is explicit: the workspace root's handles belong to the
+// backend's lifecycle (closed by Destroy, never by close); a scope jail owns
+// the handles it opened itself in get and dirFile, and close releases only
+// those; an alias (a scope of its parent's own directory) opens nothing and
+// borrows its parent's handles, so closing it only marks it closed.
 type jail struct {
 	parent *jail  // nil for the workspace root
 	rel    string // path of this jail relative to parent
+	alias  bool   // rel is ".": the parent's directory, through the parent's handles
 	life   *lifecycle
 
 	mu       sync.Mutex
@@ -43,6 +50,12 @@ type jail struct {
 // dirFile returns the jail's directory as an open file, or nil when it is
 // not open and cannot be (the caller then uses root alone).
 func (j *jail) dirFile() *os.File {
+	if j.alias {
+		if j.isClosed() {
+			return nil
+		}
+		return j.parent.dirFile()
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.dir != nil || j.dirFailed || j.root == nil {
@@ -71,18 +84,28 @@ func openRootJail(hostDir string, life *lifecycle) (*jail, error) {
 	return &jail{root: r, hostReal: real, life: life}, nil
 }
 
-// sub returns the jail of directory rel (clean, relative) below j.
+// sub returns the jail of directory rel (clean, relative) below j: an alias
+// of j when rel is ".", so that closing it leaves j open.
 func (j *jail) sub(rel string) *jail {
-	if rel == "." {
-		return j
-	}
-	return &jail{parent: j, rel: rel, life: j.life}
+	return &jail{parent: j, rel: rel, alias: rel == ".", life: j.life}
+}
+
+func (j *jail) isClosed() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.closed
 }
 
 // get returns the open root, opening it first if needed. A scope directory
 // that does not exist yet yields an fs.ErrNotExist error and is retried on
 // the next call.
 func (j *jail) get() (*os.Root, string, error) {
+	if j.alias {
+		if j.isClosed() {
+			return nil, "", ErrDestroyed
+		}
+		return j.parent.get()
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.root != nil {
@@ -192,10 +215,18 @@ func underlying(err error) error {
 
 // close releases the root of a scope's jail early (when the scope is
 // destroyed, not the backend); later calls of get fail with ErrDestroyed.
+// It closes only handles the jail opened itself: an alias's belong to its
+// parent, the workspace root's to the backend's lifecycle.
 func (j *jail) close() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.parent == nil {
+		return
+	}
 	j.closed = true
+	if j.alias {
+		return
+	}
 	if j.root != nil {
 		_ = j.root.Close()
 		j.untrack()
@@ -247,12 +278,15 @@ func follow[T any](r *os.Root, host, rel string, op func(string) (T, error)) (T,
 	return op(real)
 }
 
-// tempName returns a hidden sibling name for an atomic replacement of rel.
-// The name need not be unpredictable: it is created with O_EXCL, which
-// refuses any existing entry (a planted link included), and retried.
+// tempName returns a hidden sibling name for an atomic replacement of rel:
+// ".<base>.<13 base-36 digits>.tmp", the exact form RemoveStaleTemps
+// recognises. The name need not be unpredictable: it is created with
+// O_EXCL, which refuses any existing entry (a planted link included), and
+// retried.
 func tempName(rel string) string {
 	dir, base := path.Split(rel)
-	return dir + "." + base + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+	n := strconv.FormatUint(rand.Uint64(), 36)
+	return dir + "." + base + "." + strings.Repeat("0", tempDigits-len(n)) + n + ".tmp"
 }
 
 // atomicFile writes to a temporary sibling and renames it over the target

@@ -33,9 +33,12 @@ type LocalConfig struct {
 	Shell Shell
 	// AllowDangerous turns off the dangerous-command check. By default every
 	// command is checked with CheckCommand before it runs, whatever the
-	// isolation mode.
+	// isolation mode; its workspace-escape class (cd, $HOME, "..") only
+	// where the mode does not confine commands (not under bwrap; see
+	// SafetyPolicy).
 	AllowDangerous bool
-	// Safety adds patterns to the dangerous-command check.
+	// Safety adds patterns to the dangerous-command check. Its Confined is
+	// ignored: the isolation mode decides it.
 	Safety SafetyPolicy
 	// MaxOutputBytes truncates collected stdout to that many bytes and
 	// appends a note giving the original length; zero means
@@ -108,11 +111,15 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	checker, err := NewSafetyChecker(cfg.Safety)
+	sb, err := newSandbox(cfg.Isolation)
 	if err != nil {
 		return nil, err
 	}
-	sb, err := newSandbox(cfg.Isolation)
+	// The workspace-escape class of the check applies where no kernel
+	// confinement keeps commands in the workspace (see SafetyPolicy).
+	policy := cfg.Safety
+	policy.Confined = sb.mode() == IsolationBwrap
+	checker, err := NewSafetyChecker(policy)
 	if err != nil {
 		return nil, err
 	}

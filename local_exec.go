@@ -41,8 +41,10 @@ func resolveShell(s Shell) (string, error) {
 // opts.Dir) and returns its standard output. See ExecOptions.
 //
 // The command is first checked like CheckCommand does (with the policy
-// compiled once, at construction) unless AllowDangerous is set; in software
-// mode it must also pass checkSoftwarePaths. The environment follows one
+// compiled once, at construction) unless AllowDangerous is set: the
+// dangerous class in every mode, the workspace-escape class (cd, $HOME,
+// "..") only in the modes that do not confine commands (software, none;
+// see SafetyPolicy). In software mode it must also pass checkSoftwarePaths. The environment follows one
 // rule in every mode (commandEnv): a clean base, never this process's
 // variables unless LocalConfig.InheritEnv, then LocalConfig.Env, the
 // scope's and the call's Env; HOME and PWD are the working directory. The working directory is reached through the
@@ -197,8 +199,9 @@ func (g groupKiller) Close() error {
 }
 
 // DefaultMaxOutputBytes is the cap on collected stdout when
-// LocalConfig.MaxOutputBytes is zero: 10 MiB, a response an MCP client can
-// still take in one piece.
+// LocalConfig.MaxOutputBytes is zero: 10 MiB. The MCP exec tool passes on
+// less (mcp.DefaultMaxExecOutputBytes), so that its result fits what MCP
+// clients accept in one message.
 const DefaultMaxOutputBytes = 10 << 20
 
 // outputCap is the effective cap on collected stdout.
@@ -326,10 +329,30 @@ func (c *capBuffer) String() string { return c.buf.String() }
 // result returns the collected output, with a note when it was truncated.
 func (c *capBuffer) result() []byte {
 	if c.max > 0 && c.total > int64(c.buf.Len()) {
-		fmt.Fprintf(&c.buf, "\n\n... [Output truncated. Full output was %d bytes, showing first %d]",
-			c.total, c.max)
+		fmt.Fprintf(&c.buf, truncatedFormat, c.total, c.max)
 	}
 	return c.buf.Bytes()
+}
+
+// truncatedFormat is the note result appends to truncated output.
+const truncatedFormat = "\n\n... [Output truncated. Full output was %d bytes, showing first %d]"
+
+// splitTruncated takes result's note off out: it returns the output kept
+// and the full length the note gives, or out and 0 when out does not end
+// with a note that matches what it holds.
+func splitTruncated(out []byte) ([]byte, int64) {
+	const lead = "\n\n... [Output truncated. Full output was "
+	i := bytes.LastIndex(out, []byte(lead))
+	if i < 0 || out[len(out)-1] != ']' {
+		return out, 0
+	}
+	var total int64
+	var shown int
+	if n, err := fmt.Sscanf(string(out[i:]), truncatedFormat, &total, &shown); err != nil || n != 2 ||
+		shown != i || total <= int64(shown) || fmt.Sprintf(truncatedFormat, total, shown) != string(out[i:]) {
+		return out, 0
+	}
+	return out[:i], total
 }
 
 // multiWriter writes to both writers; the first one's error wins.

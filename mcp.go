@@ -17,19 +17,33 @@ const Version = "0.1.0"
 
 // NewMCPServer returns an MCP server exposing b's workspace: the 14 tools of
 // the official filesystem server and, when b executes commands, exec (which
-// runs through b.Exec, so b's safety check and isolation apply).
-func NewMCPServer(b Backend) *mcp.Server {
+// runs through b.Exec, so b's safety check and isolation apply). It has the
+// default options; see NewMCPServerWith.
+func NewMCPServer(b Backend) *mcp.Server { return NewMCPServerWith(b, mcp.ServerOptions{}) }
+
+// NewMCPServerWith is NewMCPServer with opts: among other things a Logger,
+// an OnPanic hook for tool panics, a CallTimeout, and the bounds on the size
+// of every message and of exec's output (MaxMessageBytes,
+// MaxExecOutputBytes).
+func NewMCPServerWith(b Backend, opts mcp.ServerOptions) *mcp.Server {
 	var run mcp.ExecFunc
 	if Executes(b) {
 		run = func(ctx context.Context, command string, env map[string]string) (mcp.ExecResult, error) {
 			out, err := b.Exec(ctx, command, ExecOptions{Env: env})
+			res := mcp.ExecResult{Stdout: out}
 			if xe := exitErrorOf(err); xe != nil {
-				return mcp.ExecResult{Stdout: xe.Stdout, Stderr: xe.Stderr, ExitCode: xe.ExitCode}, nil
+				res = mcp.ExecResult{Stdout: xe.Stdout, Stderr: xe.Stderr, ExitCode: xe.ExitCode}
+				err = nil
+			} else if err != nil {
+				return mcp.ExecResult{}, err
 			}
-			return mcp.ExecResult{Stdout: out}, err
+			// The tool cuts the output again, with a note of its own that
+			// gives the full length.
+			res.Stdout, res.StdoutTotal = splitTruncated(res.Stdout)
+			return res, nil
 		}
 	}
-	return mcp.NewSetServer(serverInfo, mcp.ServerOptions{}, mcp.WorkspaceToolSet(run != nil), mcp.WorkspaceHandler(b, run))
+	return mcp.NewSetServer(serverInfo, opts, mcp.WorkspaceToolSet(run != nil), mcp.WorkspaceHandler(b, run))
 }
 
 var serverInfo = mcp.Implementation{Name: "agent-backend", Version: Version}
@@ -52,6 +66,10 @@ type MCPOptions struct {
 	Binary string
 	// Client identifies the MCP client in initialize.
 	Client mcp.Implementation
+	// Server configures the in-process server (its message and exec output
+	// limits among others); the zero value is the defaults. It does not
+	// reach a Subprocess server or a Remote's daemon.
+	Server mcp.ServerOptions
 }
 
 // MCPTransport returns a stream connected to an MCP server (newline-
@@ -82,7 +100,7 @@ func MCPTransport(ctx context.Context, b Backend, opts MCPOptions) (io.ReadWrite
 				Err: &wrapped{msg: "cannot start the MCP server", err: err, is: ErrMissingUtility}}
 		}
 	} else {
-		rwc = serveInProcess(target)
+		rwc = serveInProcess(target, opts.Server)
 	}
 	t := &trackedStream{ReadWriteCloser: rwc, hooks: newCloseHooks(release)}
 	// A destroyed b closes t at once, inside trackCloser.
@@ -96,7 +114,9 @@ func MCPTransport(ctx context.Context, b Backend, opts MCPOptions) (io.ReadWrite
 // X-Scope-Path) for a Remote. Calls are never retried. Closing the client
 // untracks it and releases its scope; Destroy closes it too. A server that
 // cannot be reached or fails to initialize yields CONNECTION_CLOSED (a
-// subprocess that cannot start, MISSING_UTILITIES).
+// subprocess that cannot start, MISSING_UTILITIES; a daemon refusing the
+// token, INVALID_CONFIGURATION). On a Remote, a call that loses the daemon
+// fails with CONNECTION_CLOSED too.
 func MCPClient(ctx context.Context, b Backend, opts MCPOptions) (*mcp.Client, error) {
 	info := opts.Client
 	if info.Name == "" {
@@ -300,9 +320,9 @@ const closeGrace = 2 * time.Second
 // serveInProcess connects a pipe to an MCP server on target running in this
 // process. Closing the returned end stops the server: its running calls are
 // cancelled and Close returns once it has stopped.
-func serveInProcess(target Backend) io.ReadWriteCloser {
+func serveInProcess(target Backend, opts mcp.ServerOptions) io.ReadWriteCloser {
 	client, server := net.Pipe()
-	s := NewMCPServer(target)
+	s := NewMCPServerWith(target, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

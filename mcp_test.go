@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +122,46 @@ func buildCLI(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// TestMCPExecOutputBounded: a command printing far more than an MCP
+// message may carry gets the first part of its output with a note giving
+// the full length (as the backend counted it), within the server's exec
+// limit; a failing one gets its exit code, stderr and stdout.
+func TestMCPExecOutputBounded(t *testing.T) {
+	ctx := context.Background()
+	l := newExecLocal(t, LocalConfig{})
+	c, err := MCPClient(ctx, l, MCPOptions{Server: mcp.ServerOptions{MaxExecOutputBytes: 64 << 10}})
+	mustOK(t, err)
+	text, isErr := callText(t, c, "exec", map[string]any{"command": "head -c 30000000 /dev/zero"})
+	if isErr || len(text) > 64<<10 || !strings.HasSuffix(text, "... [Output truncated. Full output was 30000000 bytes, showing first "+
+		strconv.Itoa(strings.Count(text, "\x00"))+"]") {
+		t.Fatalf("exec: error %v, %d bytes, ends %q", isErr, len(text), text[max(0, len(text)-100):])
+	}
+	text, isErr = callText(t, c, "exec", map[string]any{"command": "echo out; echo err >&2; exit 3"})
+	if want := "Command execution failed with exit code 3: err\n\nstdout:\nout"; !isErr || text != want {
+		t.Fatalf("failing exec = %q, want %q", text, want)
+	}
+}
+
+func TestSplitTruncated(t *testing.T) {
+	b := &capBuffer{max: 4}
+	b.Write([]byte("abcdefgh"))
+	out, total := splitTruncated(b.result())
+	if string(out) != "abcd" || total != 8 {
+		t.Errorf("split = %q, %d", out, total)
+	}
+	for _, s := range []string{
+		"plain",
+		"",
+		"abcd\n\n... [Output truncated. Full output was 8 bytes, showing first 3]",   // does not match what it holds
+		"abcd\n\n... [Output truncated. Full output was 2 bytes, showing first 4]",   // total below shown
+		"abcd\n\n... [Output truncated. Full output was 8 bytes, showing first 4]x",  // not at the end
+		"abcd\n\n... [Output truncated. Full output was +8 bytes, showing first 4]",  // not as written
+		"abcd\n\n... [Output truncated. Full output was 08 bytes, showing first 04]", // not as written
+	} {
+		if out, total := splitTruncated([]byte(s)); string(out) != s || total != 0 {
+			t.Errorf("splitTruncated(%q) = %q, %d", s, out, total)
+		}
+	}
 }

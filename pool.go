@@ -56,18 +56,29 @@ func isUsable(b Backend) bool {
 //
 // A backend is built once per key even when many goroutines acquire the key
 // at once before it exists (they wait for the one build). A pooled backend
-// that is no longer usable is destroyed and replaced on the next Acquire.
-// Requests without a key get a fresh backend that is not pooled: Release
-// destroys it.
+// that is no longer usable is replaced on the next Acquire (or removed by
+// Sweep); one that Lease.Destroy asked to destroy is replaced too. A
+// replaced backend is never destroyed under its holders: it leaves the pool
+// at once and is destroyed when its last lease is released (Stats counts it
+// as active until then). Requests without a key get a fresh backend that is
+// not pooled: Release destroys it.
+//
+// With Shards, a backend that became unusable, or that could not be built,
+// takes its shard out of the rendezvous for ShardRetry; a build that failed
+// because the caller gave up (context.Canceled) or because the daemon is
+// full (ErrDaemonFull) does not: the shard is alive.
 type Pool[C any] struct {
 	cfg   PoolConfig[C]
 	mu    sync.Mutex
 	m     map[string]*poolEntry
 	down  map[string]time.Time // shard → when it may be tried again
 	fresh map[*Lease]struct{}  // unkeyed leases
-	done  chan struct{}
-	wg    sync.WaitGroup
-	shut  bool
+	// retired are entries out of p.m whose backend is still leased: the
+	// last Release destroys it.
+	retired map[*poolEntry]struct{}
+	done    chan struct{}
+	wg      sync.WaitGroup
+	shut    bool
 }
 
 // poolEntry is a key's backend. An entry whose build failed is removed
@@ -79,14 +90,24 @@ type poolEntry struct {
 	shard   string
 	users   int
 	lastUse time.Time
+	retired bool // out of p.m, in p.retired while users > 0
 }
 
-// Lease is one acquisition of a pooled backend; release it exactly once.
+// Lease is one acquisition of a pooled backend; end it exactly once, with
+// Pool.Release or with Destroy. The embedded Backend is shared with the
+// other leases of the same key: destroy it through the lease.
 type Lease struct {
 	Backend
-	key      string
-	entry    *poolEntry
-	released bool
+	key       string
+	entry     *poolEntry
+	owner     leaseOwner // the pool; nil for a Lease the pool did not make
+	released  bool
+	destroyed bool // ended by Destroy
+}
+
+// leaseOwner is the non-generic side of a Pool that Lease.Destroy calls.
+type leaseOwner interface {
+	destroyLease(ctx context.Context, l *Lease) error
 }
 
 // ErrPoolClosed is returned by Acquire after Close.
@@ -115,7 +136,7 @@ func NewPool[C any](cfg PoolConfig[C]) (*Pool[C], error) {
 	}
 	cfg.Shards = append([]string(nil), cfg.Shards...)
 	p := &Pool[C]{cfg: cfg, m: map[string]*poolEntry{}, down: map[string]time.Time{},
-		fresh: map[*Lease]struct{}{}, done: make(chan struct{})}
+		fresh: map[*Lease]struct{}{}, retired: map[*poolEntry]struct{}{}, done: make(chan struct{})}
 	if cfg.SweepInterval > 0 {
 		p.wg.Add(1)
 		go p.sweepLoop()
@@ -139,7 +160,7 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 		if err != nil {
 			return nil, err
 		}
-		l := &Lease{Backend: b}
+		l := &Lease{Backend: b, owner: p}
 		p.mu.Lock()
 		if p.shut {
 			p.mu.Unlock()
@@ -163,15 +184,14 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 				if isUsable(e.b) {
 					e.users++
 					p.mu.Unlock()
-					return &Lease{Backend: e.b, key: key, entry: e}, nil
+					return &Lease{Backend: e.b, key: key, entry: e, owner: p}, nil
 				}
 				// A dead backend: replace it.
-				delete(p.m, key)
-				if e.shard != "" {
-					p.down[e.shard] = time.Now().Add(p.cfg.ShardRetry)
-				}
+				idle := p.retireLocked(key, e, true)
 				p.mu.Unlock()
-				e.b.Destroy(context.WithoutCancel(ctx))
+				if idle != nil {
+					idle.Destroy(context.WithoutCancel(ctx))
+				}
 				continue
 			default:
 				p.mu.Unlock()
@@ -190,11 +210,7 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 		p.m[key] = e
 		p.mu.Unlock()
 
-		cfg := p.config(override)
-		if e.shard != "" {
-			cfg = p.cfg.Place(cfg, e.shard)
-		}
-		b, err := p.cfg.New(ctx, cfg)
+		b, err := p.build(ctx, key, e, override)
 		p.mu.Lock()
 		e.b = b
 		close(e.ready)
@@ -202,8 +218,8 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 			if p.m[key] == e {
 				delete(p.m, key)
 			}
-			if e.shard != "" {
-				p.down[e.shard] = time.Now().Add(p.cfg.ShardRetry)
+			if !errors.Is(err, ErrDaemonFull) && !errors.Is(ctx.Err(), context.Canceled) {
+				p.markDownLocked(e.shard)
 			}
 			p.mu.Unlock()
 			return nil, err
@@ -214,8 +230,77 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 			return nil, ErrPoolClosed
 		}
 		p.mu.Unlock()
-		return &Lease{Backend: b, key: key, entry: e}, nil
+		return &Lease{Backend: b, key: key, entry: e, owner: p}, nil
 	}
+}
+
+// build makes e's backend. If New, Merge or Place panics, e leaves the
+// pool and its waiters go on (to build again) before the panic does.
+func (p *Pool[C]) build(ctx context.Context, key string, e *poolEntry, override *C) (Backend, error) {
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		p.mu.Lock()
+		if p.m[key] == e {
+			delete(p.m, key)
+		}
+		close(e.ready)
+		p.mu.Unlock()
+	}()
+	cfg := p.config(override)
+	if e.shard != "" {
+		cfg = p.cfg.Place(cfg, e.shard)
+	}
+	b, err := p.cfg.New(ctx, cfg)
+	done = true
+	return b, err
+}
+
+// retireLocked takes e, the entry of key, out of the pool; dead says that
+// its backend became unusable, which takes its shard out of the rendezvous
+// too. It returns e's backend when nobody holds it, for the caller to
+// destroy once p.mu is released; otherwise the last Release destroys it.
+// Callers hold p.mu.
+func (p *Pool[C]) retireLocked(key string, e *poolEntry, dead bool) Backend {
+	if p.m[key] == e {
+		delete(p.m, key)
+	}
+	if dead {
+		p.markDownLocked(e.shard)
+	}
+	if e.retired || p.shut { // already retired, or Close destroyed it
+		return nil
+	}
+	if e.users == 0 {
+		return e.b
+	}
+	e.retired = true
+	p.retired[e] = struct{}{}
+	return nil
+}
+
+// markDownLocked leaves shard out of the rendezvous for ShardRetry.
+// Callers hold p.mu.
+func (p *Pool[C]) markDownLocked(shard string) {
+	if shard != "" {
+		p.down[shard] = time.Now().Add(p.cfg.ShardRetry)
+	}
+}
+
+// dropLocked ends one lease of e and returns e's backend when that was the
+// last lease of a retired entry, for the caller to destroy once p.mu is
+// released. Callers hold p.mu.
+func (p *Pool[C]) dropLocked(e *poolEntry) Backend {
+	e.users--
+	e.lastUse = time.Now()
+	if e.retired && e.users == 0 {
+		e.retired = false
+		delete(p.retired, e)
+		return e.b
+	}
+	return nil
 }
 
 // config is the defaults merged with override (nil: the defaults). It is
@@ -244,13 +329,19 @@ func (p *Pool[C]) pickShard(key string) string {
 }
 
 // Release ends a lease. A pooled backend stays in the pool (idle once its
-// last lease is released); an unkeyed one is destroyed. Releasing a lease
-// twice is an error.
+// last lease is released); an unkeyed one is destroyed, and so is one that
+// left the pool (replaced, or destroyed through another lease) when this
+// was its last lease. Releasing a lease twice, or one of another pool, is
+// an error; releasing one that Destroy ended does nothing.
 func (p *Pool[C]) Release(l *Lease) error {
-	if l == nil {
+	if l == nil || l.owner != leaseOwner(p) {
 		return ErrLeaseReleased
 	}
 	p.mu.Lock()
+	if l.destroyed {
+		p.mu.Unlock()
+		return nil
+	}
 	if l.released {
 		p.mu.Unlock()
 		return ErrLeaseReleased
@@ -266,14 +357,57 @@ func (p *Pool[C]) Release(l *Lease) error {
 		return l.Backend.Destroy(context.Background())
 	}
 	l.released = true
-	l.entry.users--
-	l.entry.lastUse = time.Now()
+	last := p.dropLocked(l.entry)
 	p.mu.Unlock()
+	if last != nil {
+		return last.Destroy(context.Background())
+	}
+	return nil
+}
+
+// Destroy ends the lease and takes its backend out of the pool, so that the
+// next Acquire of the key builds a new one. The backend itself is destroyed
+// once no lease holds it: at once when this was the only one, else when
+// the last other holder releases it (their calls go on working until
+// then). An unkeyed lease's backend is destroyed at once. Destroy is
+// idempotent; Release after it does nothing, Destroy after Release fails
+// with ErrLeaseReleased.
+func (l *Lease) Destroy(ctx context.Context) error {
+	if l.owner == nil {
+		return ErrLeaseReleased
+	}
+	return l.owner.destroyLease(ctx, l)
+}
+
+func (p *Pool[C]) destroyLease(ctx context.Context, l *Lease) error {
+	p.mu.Lock()
+	if l.destroyed {
+		p.mu.Unlock()
+		return nil
+	}
+	if l.released {
+		p.mu.Unlock()
+		return ErrLeaseReleased
+	}
+	l.released, l.destroyed = true, true
+	var victim Backend
+	if l.entry == nil {
+		delete(p.fresh, l)
+		victim = l.Backend
+	} else if victim = p.dropLocked(l.entry); victim == nil {
+		victim = p.retireLocked(l.key, l.entry, false)
+	}
+	p.mu.Unlock()
+	if victim != nil {
+		return victim.Destroy(ctx)
+	}
 	return nil
 }
 
 // With acquires key, runs fn with the backend and releases it, also when fn
-// returns an error or panics (the panic goes on after the release).
+// returns an error or panics (the panic goes on after the release). The
+// backend may be shared with other holders of key: fn must not destroy it
+// (Acquire and Lease.Destroy take a backend out of the pool safely).
 func (p *Pool[C]) With(ctx context.Context, key string, override *C, fn func(Backend) error) (err error) {
 	l, err := p.Acquire(ctx, key, override)
 	if err != nil {
@@ -298,7 +432,8 @@ type PoolStats struct {
 func (p *Pool[C]) Stats() PoolStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := PoolStats{Total: len(p.fresh), Active: len(p.fresh)}
+	n := len(p.fresh) + len(p.retired) // in use, out of the pool
+	s := PoolStats{Total: n, Active: n}
 	for _, e := range p.m {
 		s.Total++
 		if e.users > 0 {
@@ -310,11 +445,15 @@ func (p *Pool[C]) Stats() PoolStats {
 	return s
 }
 
-// Sweep destroys the pooled backends nobody has held for IdleTimeout, and
-// those no longer usable, and returns how many it removed.
+// Sweep removes from the pool the backends nobody has held for
+// IdleTimeout and those no longer usable, and returns how many it removed.
+// It treats an unusable backend as Acquire does: its shard is left out of
+// the rendezvous for ShardRetry, and a backend still leased is destroyed
+// only when its last lease is released.
 func (p *Pool[C]) Sweep() int {
 	now := time.Now()
 	var victims []Backend
+	n := 0
 	p.mu.Lock()
 	for k, e := range p.m {
 		select {
@@ -322,16 +461,19 @@ func (p *Pool[C]) Sweep() int {
 		default:
 			continue
 		}
-		if e.users == 0 && (now.Sub(e.lastUse) >= p.cfg.IdleTimeout || !isUsable(e.b)) {
-			delete(p.m, k)
-			victims = append(victims, e.b)
+		dead := !isUsable(e.b)
+		if dead || e.users == 0 && now.Sub(e.lastUse) >= p.cfg.IdleTimeout {
+			n++
+			if b := p.retireLocked(k, e, dead); b != nil {
+				victims = append(victims, b)
+			}
 		}
 	}
 	p.mu.Unlock()
 	for _, b := range victims {
 		b.Destroy(context.Background())
 	}
-	return len(victims)
+	return n
 }
 
 func (p *Pool[C]) sweepLoop() {
@@ -369,7 +511,11 @@ func (p *Pool[C]) Close(ctx context.Context) error {
 	for l := range p.fresh {
 		all = append(all, l.Backend)
 	}
-	p.m, p.fresh = map[string]*poolEntry{}, map[*Lease]struct{}{}
+	for e := range p.retired {
+		e.retired = false // destroyed here, not by its last Release
+		all = append(all, e.b)
+	}
+	p.m, p.fresh, p.retired = map[string]*poolEntry{}, map[*Lease]struct{}{}, map[*poolEntry]struct{}{}
 	p.mu.Unlock()
 	p.wg.Wait()
 	var first error

@@ -267,8 +267,10 @@ func TestPoolShardsSkipDeadOnes(t *testing.T) {
 		}
 		if o == victim {
 			// Its backend still works in memory; make it unusable as a
-			// killed daemon's Remote would be, then the next acquire moves.
-			mustOK(t, l.Destroy(ctx))
+			// killed daemon's Remote would be (behind the pool's back: a
+			// Lease.Destroy is no sign of a dead shard), then the next
+			// acquire moves.
+			mustOK(t, l.Backend.Destroy(ctx))
 			mustOK(t, p.Release(l))
 			l2, err := p.Acquire(ctx, k, nil)
 			mustOK(t, err)
@@ -312,4 +314,229 @@ func TestPoolShardBuildFailureMovesKey(t *testing.T) {
 		t.Fatal("key stayed on the dead shard")
 	}
 	mustOK(t, p.Release(l))
+}
+
+// flaky is a Memory whose status a test can flip to disconnected without
+// destroying it, as a Remote whose daemon went away.
+type flaky struct {
+	*Memory
+	down atomic.Bool
+}
+
+func (f *flaky) Status() Status {
+	if f.down.Load() {
+		return StatusDisconnected
+	}
+	return f.Memory.Status()
+}
+
+// TestPoolCancelledBuildIsNoDeadShard: an Acquire whose caller gave up
+// while the backend was being built says nothing about the shard: the key
+// stays where rendezvous puts it. A shard whose daemon is full keeps its
+// keys too.
+func TestPoolCancelledBuildIsNoDeadShard(t *testing.T) {
+	shards := []string{"/s1", "/s2", "/s3"}
+	var block, full atomic.Bool
+	p, _ := memPool(t, PoolConfig[MemoryConfig]{
+		Shards:     shards,
+		Place:      func(c MemoryConfig, shard string) MemoryConfig { c.RootDir = shard; return c },
+		ShardRetry: time.Hour,
+		New: func(ctx context.Context, c MemoryConfig) (Backend, error) {
+			if block.Load() {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			if full.Load() {
+				return nil, &Error{Code: CodeDaemonFull, Op: "connect", Err: ErrDaemonFull}
+			}
+			return NewMemory(c)
+		},
+	})
+	key := "tenant"
+	home := rendezvous(key, shards)
+	ctx, cancel := context.WithCancel(context.Background())
+	block.Store(true)
+	go func() { // cancel once the build is under way
+		for p.Stats().Total == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	if _, err := p.Acquire(ctx, key, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled acquire: %v", err)
+	}
+	block.Store(false)
+	full.Store(true)
+	if _, err := p.Acquire(context.Background(), key, nil); !errors.Is(err, ErrDaemonFull) {
+		t.Fatalf("acquire on a full shard: %v", err)
+	}
+	full.Store(false)
+	l, err := p.Acquire(context.Background(), key, nil)
+	mustOK(t, err)
+	if l.RootDir() != home {
+		t.Errorf("%s moved from %s to %s", key, home, l.RootDir())
+	}
+	// Lease.Destroy is no sign of a dead shard either.
+	mustOK(t, l.Destroy(context.Background()))
+	l, err = p.Acquire(context.Background(), key, nil)
+	mustOK(t, err)
+	if l.RootDir() != home {
+		t.Errorf("after Lease.Destroy %s moved from %s to %s", key, home, l.RootDir())
+	}
+	mustOK(t, p.Release(l))
+}
+
+// TestPoolCloseDestroysShadowedBackends: Close destroys a backend taken out
+// of the pool but still leased, and its later release is harmless.
+func TestPoolCloseDestroysShadowedBackends(t *testing.T) {
+	ctx := context.Background()
+	p, _ := memPool(t, PoolConfig[MemoryConfig]{})
+	l1, err := p.Acquire(ctx, "k", nil)
+	mustOK(t, err)
+	l2, err := p.Acquire(ctx, "k", nil)
+	mustOK(t, err)
+	mustOK(t, l1.Destroy(ctx))
+	if s := l2.Status(); s != StatusConnected {
+		t.Fatalf("held backend: %v", s)
+	}
+	mustOK(t, p.Close(ctx))
+	if s := l2.Status(); s != StatusDestroyed {
+		t.Errorf("shadowed backend after Close: %v", s)
+	}
+	mustOK(t, p.Release(l2))
+	if s := p.Stats(); s != (PoolStats{}) {
+		t.Errorf("stats after Close: %+v", s)
+	}
+	if err := p.Release(&Lease{}); !errors.Is(err, ErrLeaseReleased) {
+		t.Errorf("foreign lease: %v", err)
+	}
+	if err := (&Lease{}).Destroy(ctx); !errors.Is(err, ErrLeaseReleased) {
+		t.Errorf("Destroy of a lease of no pool: %v", err)
+	}
+	q, _ := memPool(t, PoolConfig[MemoryConfig]{})
+	lq, err := q.Acquire(ctx, "k", nil)
+	mustOK(t, err)
+	if err := p.Release(lq); !errors.Is(err, ErrLeaseReleased) {
+		t.Errorf("release of another pool's lease: %v", err)
+	}
+	mustOK(t, q.Release(lq))
+}
+
+// TestPoolFaultsNeverDestroyHeldBackends: goroutines acquire, use and
+// release keys while others mark backends down (as a lost daemon does),
+// destroy their leases and sweep. No operation under a lease ever finds
+// its backend destroyed; once all is released and the pool closed, every
+// backend built is destroyed and no goroutine is left.
+func TestPoolFaultsNeverDestroyHeldBackends(t *testing.T) {
+	before := runtime.NumGoroutine()
+	var mu sync.Mutex
+	var built []*flaky
+	p, err := NewPool(PoolConfig[MemoryConfig]{
+		SweepInterval: time.Millisecond,
+		IdleTimeout:   time.Millisecond,
+		New: func(ctx context.Context, c MemoryConfig) (Backend, error) {
+			m, err := NewMemory(c)
+			if err != nil {
+				return nil, err
+			}
+			f := &flaky{Memory: m}
+			mu.Lock()
+			built = append(built, f)
+			mu.Unlock()
+			return f, nil
+		},
+	})
+	mustOK(t, err)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 300; i++ {
+				key := fmt.Sprint("k", (g+i)%4)
+				l, err := p.Acquire(ctx, key, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				switch (g*7 + i) % 5 {
+				case 0:
+					l.Backend.(*flaky).down.Store(true)
+				case 1:
+					p.Sweep()
+				}
+				if err := l.Write(ctx, "f", []byte("x")); err != nil {
+					t.Errorf("write under a lease: %v", err)
+				}
+				if (g+i)%6 == 0 {
+					err = l.Destroy(ctx)
+				} else {
+					err = p.Release(l)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if s := p.Stats(); s.Active != 0 {
+		t.Errorf("stats after every release: %+v", s)
+	}
+	mustOK(t, p.Close(ctx))
+	mu.Lock()
+	for i, f := range built {
+		if f.Memory.Status() != StatusDestroyed {
+			t.Errorf("backend %d of %d not destroyed", i, len(built))
+		}
+	}
+	mu.Unlock()
+	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
+}
+
+// TestPoolBuildPanicFreesKey: a New (or Merge, Place) that panics passes
+// the panic to its caller and leaves the key free: neither the goroutines
+// waiting for that build nor later ones hang on it.
+func TestPoolBuildPanicFreesKey(t *testing.T) {
+	var calls atomic.Int32
+	release := make(chan struct{})
+	p, _ := memPool(t, PoolConfig[MemoryConfig]{
+		New: func(ctx context.Context, c MemoryConfig) (Backend, error) {
+			if calls.Add(1) == 1 {
+				<-release
+				panic("boom")
+			}
+			return NewMemory(c)
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		p.Acquire(ctx, "k", nil)
+	}()
+	for p.Stats().Total == 0 { // the build is under way
+		time.Sleep(time.Millisecond)
+	}
+	waiter := make(chan error, 1)
+	go func() {
+		l, err := p.Acquire(ctx, "k", nil)
+		if err == nil {
+			err = p.Release(l)
+		}
+		waiter <- err
+	}()
+	close(release)
+	if r := <-panicked; r != "boom" {
+		t.Errorf("recovered %v", r)
+	}
+	mustOK(t, <-waiter)
+	l, err := p.Acquire(ctx, "k", nil)
+	mustOK(t, err)
+	mustOK(t, p.Release(l))
+	if s := p.Stats(); s != (PoolStats{Total: 1, Idle: 1}) {
+		t.Errorf("stats %+v", s)
+	}
 }

@@ -48,8 +48,9 @@ type ReconnectConfig struct {
 	Multiplier float64
 }
 
-// RemoteConfig configures a Remote backend. RootDir and Host are required;
-// the zero value of every other field is a working default. The Config is
+// RemoteConfig configures a Remote backend. RootDir, Host and
+// HostKeyCallback are required; the zero value of every other field is a
+// working default. The Config is
 // copied by NewRemote: later changes to it have no effect.
 type RemoteConfig struct {
 	// RootDir is the workspace directory on the remote host (absolute).
@@ -77,9 +78,16 @@ type RemoteConfig struct {
 	// SSHPassword and SSHSigners authenticate TransportSSH.
 	SSHPassword string
 	SSHSigners  []ssh.Signer
-	// HostKeyCallback checks the daemon's host key. nil accepts any key, as
-	// the reference client does, and logs one warning per Remote: pin the
-	// key in production, e.g. ssh.FixedHostKey(pub).
+	// HostKeyCallback checks the daemon's SSH host key; it is required
+	// (NewRemote fails without it, as x/crypto/ssh does). Pin the key with
+	// HostKeyFingerprint (the daemon logs its fingerprint at start;
+	// `agent-backend hostkey --file KEYFILE` prints it), HostKeyFromKnownHosts
+	// or ssh.FixedHostKey; ssh.InsecureIgnoreHostKey() accepts any key, so
+	// that a man in the middle sees every file and command. A refusal fails
+	// the connection with ErrHostKeyRefused and is not retried. The key
+	// protects the SSH session, not the token: over ws:// the token crosses
+	// the network in the upgrade request before the SSH handshake, so use
+	// Secure (wss://) on a network that is not trusted.
 	HostKeyCallback ssh.HostKeyCallback
 
 	// MCPHost and MCPPort override where MCP requests go; "" and 0 mean
@@ -130,7 +138,8 @@ type Remote struct {
 var _ Backend = (*Remote)(nil)
 
 // NewRemote validates cfg and returns a disconnected Remote; nothing is
-// dialled until the first operation or Connect.
+// dialled until the first operation or Connect. A cfg without
+// HostKeyCallback is an error wrapping ErrNoHostKeyCallback.
 func NewRemote(cfg RemoteConfig) (*Remote, error) {
 	if cfg.RootDir == "" || cfg.RootDir[0] != '/' {
 		return nil, configErr("RootDir must be an absolute path on the remote host", nil)
@@ -142,6 +151,9 @@ func NewRemote(cfg RemoteConfig) (*Remote, error) {
 	case "", TransportSSHWebSocket, TransportSSH:
 	default:
 		return nil, configErr("unknown transport "+string(cfg.Transport), nil)
+	}
+	if cfg.HostKeyCallback == nil {
+		return nil, configErr(noHostKeyHelp, ErrNoHostKeyCallback)
 	}
 	if cfg.MaxOutputBytes < 0 || cfg.Port < 0 || cfg.Port > 65535 || cfg.SSHPort < 0 || cfg.SSHPort > 65535 {
 		return nil, configErr("ports and MaxOutputBytes must be in range", nil)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -22,8 +21,9 @@ import (
 )
 
 // ErrUnauthorized is wrapped by the error of a Remote whose daemon refused
-// the token (WebSocket close 4001, HTTP 401) or the SSH credentials; such a
-// failure is never retried.
+// the token (WebSocket close 4001, HTTP 401), the request (HTTP 403) or the
+// SSH credentials; such a failure has the code INVALID_CONFIGURATION and is
+// never retried.
 var ErrUnauthorized = errors.New("unauthorized")
 
 // defaultConnectTimeout bounds a connection attempt when OperationTimeout
@@ -44,7 +44,6 @@ type remoteCore struct {
 	life    *lifecycle      // status (delivered async) and tracked closers
 	ctx     context.Context // cancelled by destroy
 	cancel  context.CancelFunc
-	warnKey sync.Once
 
 	mu         sync.Mutex
 	link       *remoteLink
@@ -55,6 +54,9 @@ type remoteCore struct {
 	lastErr    error         // why the last link went down
 	destroyed  bool
 	http       *http.Transport // MCP requests, made on first use
+
+	leftMu sync.Mutex
+	left   map[string]bool // temporary files of failed writes, still to remove
 }
 
 func newRemoteCore(cfg RemoteConfig, checker *SafetyChecker) *remoteCore {
@@ -175,13 +177,17 @@ func (c *remoteCore) runAttempt(reconnect bool, ch chan struct{}) {
 		go c.watch(link)
 		return
 	}
-	code := CodeConnectionClosed
-	if errors.Is(err, ErrUnauthorized) {
+	code, is := CodeConnectionClosed, ErrConnectionClosed
+	refused := errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrHostKeyRefused)
+	switch {
+	case refused:
 		code = CodeInvalidConfiguration
+	case errors.Is(err, ErrDaemonFull):
+		code, is = CodeDaemonFull, ErrDaemonFull
 	}
 	c.attemptErr = &Error{Code: code, Op: "connect", Backend: KindRemote,
-		Err: &wrapped{msg: "cannot connect to " + c.addr(), err: err, is: ErrConnectionClosed}}
-	if !reconnect || errors.Is(err, ErrUnauthorized) {
+		Err: &wrapped{msg: "cannot connect to " + c.addr(), err: err, is: is}}
+	if !reconnect || refused {
 		c.life.setStatus(StatusDisconnected)
 		return
 	}
@@ -334,11 +340,14 @@ func (c *remoteCore) dial(ctx context.Context) (*remoteLink, error) {
 	if c.cfg.Transport == TransportSSH {
 		nc, err = (&net.Dialer{}).DialContext(ctx, "tcp", c.addr())
 	} else {
-		nc, err = c.dialWebSocket(ctx)
+		nc, err = c.dialDaemon(ctx)
 	}
 	if err != nil {
 		if wsnet.IsUnauthorized(err) {
 			return nil, &wrapped{msg: "the daemon refused the token", err: err, is: ErrUnauthorized}
+		}
+		if wsnet.IsBusy(err) {
+			return nil, &wrapped{msg: "daemon full, try again later", err: err, is: ErrDaemonFull}
 		}
 		return nil, err
 	}
@@ -380,10 +389,53 @@ func (c *remoteCore) dial(ctx context.Context) (*remoteLink, error) {
 		client.Close()
 		return nil, fmt.Errorf("workspace %s on the daemon: %w", c.rootDir, err)
 	}
+	c.removeLeftBehind(ctx, sftp)
 	l := &remoteLink{ssh: client, sftp: sftp, lost: make(chan struct{}), presentedRoot: presented}
 	owner.Store(l)
 	go c.keepalive(l)
 	return l, nil
+}
+
+// maxLeftBehind bounds the temporary files a Remote remembers to remove.
+const maxLeftBehind = 1024
+
+// leftBehind records a temporary file (an absolute remote path) that a
+// failed write could not remove because the link went down; the next
+// connection removes it before it is used.
+func (c *remoteCore) leftBehind(tmp string) {
+	c.leftMu.Lock()
+	defer c.leftMu.Unlock()
+	if c.left == nil {
+		c.left = map[string]bool{}
+	}
+	if len(c.left) < maxLeftBehind {
+		c.left[tmp] = true
+	}
+}
+
+// removeLeftBehind removes, over a new connection's SFTP session, the
+// temporary files recorded by leftBehind: only regular files, and only
+// those names. A name is forgotten once removed, found absent or refused;
+// it is kept for the next connection when this one fails meanwhile.
+func (c *remoteCore) removeLeftBehind(ctx context.Context, s *sftpjail.Client) {
+	c.leftMu.Lock()
+	names := make([]string, 0, len(c.left))
+	for n := range c.left {
+		names = append(names, n)
+	}
+	c.leftMu.Unlock()
+	for _, n := range names {
+		fi, err := s.Lstat(ctx, n)
+		if err == nil && fi.Mode().IsRegular() {
+			err = s.Remove(ctx, n)
+		}
+		if errors.Is(err, sftpjail.ErrConnClosed) || ctx.Err() != nil {
+			return
+		}
+		c.leftMu.Lock()
+		delete(c.left, n)
+		c.leftMu.Unlock()
+	}
 }
 
 func isSSHAuthFailure(err error) bool {
@@ -415,15 +467,19 @@ func (c *remoteCore) sshConfig() *ssh.ClientConfig {
 	if pw != "" {
 		auth = append(auth, ssh.Password(pw))
 	}
-	hk := c.cfg.HostKeyCallback
-	if hk == nil {
-		c.warnKey.Do(func() {
-			slog.Warn("agentbe: Remote accepts any SSH host key of " + c.addr() +
-				"; set RemoteConfig.HostKeyCallback to pin it")
-		})
-		hk = ssh.InsecureIgnoreHostKey()
+	return &ssh.ClientConfig{User: user, Auth: auth, HostKeyCallback: c.checkHostKey}
+}
+
+// checkHostKey runs the configured callback; a refusal wraps
+// ErrHostKeyRefused (the helpers' errors already do), so that it is told
+// apart from a lost connection and not retried.
+func (c *remoteCore) checkHostKey(host string, remote net.Addr, key ssh.PublicKey) error {
+	err := c.cfg.HostKeyCallback(host, remote, key)
+	if err == nil || errors.Is(err, ErrHostKeyRefused) {
+		return err
 	}
-	return &ssh.ClientConfig{User: user, Auth: auth, HostKeyCallback: hk}
+	return &wrapped{msg: host + " presented " + key.Type() + " " + ssh.FingerprintSHA256(key),
+		err: err, is: ErrHostKeyRefused}
 }
 
 // openSFTP starts the "sftp" subsystem on a new session; down is told when

@@ -12,9 +12,9 @@ import (
 	agentbe "github.com/agentbe/agent-backend"
 )
 
-// A Remote talks to `agent-backend daemon` over the network. Pin the
-// daemon's host key in production (the zero value accepts any key and
-// logs a warning).
+// A Remote talks to `agent-backend daemon` over the network, with the
+// daemon's host key pinned (HostKeyCallback is required; see also
+// HostKeyFingerprint and HostKeyFromKnownHosts).
 func ExampleNewRemote() {
 	ctx := context.Background()
 	pub, _, _, _, err := ssh.ParseAuthorizedKey([]byte(os.Getenv("AGENTBE_HOST_KEY")))

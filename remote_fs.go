@@ -123,7 +123,7 @@ func (r *Remote) Read(ctx context.Context, p string) (data []byte, err error) {
 func (r *Remote) Write(ctx context.Context, p string, data []byte) error {
 	done := r.logBegin("write", p)
 	err := r.sftpOp(ctx, "write", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
-		w, err := remoteCreate(ctx, c, rp)
+		w, err := remoteCreate(ctx, r.core, c, rp)
 		if err != nil {
 			return err
 		}
@@ -187,7 +187,7 @@ func (r *remoteReader) Close() error { return r.wrapErr(r.f.Close()) }
 func (r *Remote) Create(ctx context.Context, p string) (wc io.WriteCloser, err error) {
 	done := r.logBegin("create", p)
 	err = r.sftpOp(ctx, "create", p, func(_ context.Context, c *sftpjail.Client, rp string) error {
-		w, err := remoteCreate(ctx, c, rp)
+		w, err := remoteCreate(ctx, r.core, c, rp)
 		if err != nil {
 			return err
 		}
@@ -394,6 +394,7 @@ func (r *Remote) fromPresented(l *remoteLink, got string) (string, bool) {
 // remoteWriter is an atomic replacement in progress on the daemon.
 type remoteWriter struct {
 	ctx    context.Context
+	core   *remoteCore
 	c      *sftpjail.Client
 	f      *sftpjail.File
 	tmp    string
@@ -407,8 +408,10 @@ type remoteWriter struct {
 }
 
 // remoteCreate opens a temporary sibling of rp (O_EXCL, so nothing planted
-// there is followed), creating the parents when missing.
-func remoteCreate(ctx context.Context, c *sftpjail.Client, rp string) (*remoteWriter, error) {
+// there is followed), creating the parents when missing. A temporary file
+// that may exist and could not be removed is left to core to remove on the
+// next connection (see remoteCore.leftBehind).
+func remoteCreate(ctx context.Context, core *remoteCore, c *sftpjail.Client, rp string) (*remoteWriter, error) {
 	tmp := tempName(rp)
 	// The target's STAT (for its mode) goes out with the OPEN of the
 	// temporary file: one round trip for both.
@@ -429,9 +432,13 @@ func remoteCreate(ctx context.Context, c *sftpjail.Client, rp string) (*remoteWr
 	}
 	<-stat
 	if err != nil {
+		// The OPEN may have been carried out without its answer arriving.
+		if errors.Is(err, sftpjail.ErrConnClosed) || ctx.Err() != nil {
+			core.leftBehind(tmp)
+		}
 		return nil, err
 	}
-	w := &remoteWriter{ctx: ctx, c: c, f: f, tmp: tmp, target: rp}
+	w := &remoteWriter{ctx: ctx, core: core, c: c, f: f, tmp: tmp, target: rp}
 	if target != nil {
 		if target.IsDir() {
 			w.abort()
@@ -480,7 +487,7 @@ func (w *remoteWriter) commit() error {
 		err = w.c.Rename(w.ctx, w.tmp, w.target)
 	}
 	if err != nil {
-		w.c.Remove(context.WithoutCancel(w.ctx), w.tmp)
+		w.removeTemp()
 	}
 	return err
 }
@@ -491,7 +498,17 @@ func (w *remoteWriter) abort() {
 	if !w.closed {
 		w.closed = true
 		w.f.Close()
-		w.c.Remove(context.WithoutCancel(w.ctx), w.tmp)
+		w.removeTemp()
+	}
+}
+
+// removeTemp removes the temporary file, or hands it to the core when it
+// cannot (the link went down): a rename whose answer was lost may have
+// happened, in which case the name is gone and removing it later finds
+// nothing.
+func (w *remoteWriter) removeTemp() {
+	if err := w.c.Remove(context.WithoutCancel(w.ctx), w.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		w.core.leftBehind(w.tmp)
 	}
 }
 

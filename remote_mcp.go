@@ -2,9 +2,13 @@ package agentbe
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/agentbe/agent-backend/mcp"
 )
@@ -62,15 +66,83 @@ func remoteMCPClient(ctx context.Context, r *Remote, scopePath string, info mcp.
 	if err := r.core.alive("mcp", ""); err != nil {
 		return nil, err
 	}
-	hc := &http.Client{Transport: r.core.httpTransport()}
+	hc := &http.Client{Transport: mcpTransport{r.core.httpTransport()}}
 	c := mcp.NewHTTPClient(r.mcpURL(), mcp.HTTPClientOptions{ClientOptions: mcp.ClientOptions{Info: info},
 		Header: r.mcpHeader(scopePath), HTTPClient: hc, OnClose: onClose})
 	if _, err := c.Initialize(ctx); err != nil {
 		c.Close()
-		return nil, &Error{Code: CodeConnectionClosed, Op: "mcp", Backend: KindRemote,
+		code := CodeOf(err)
+		if code == "" {
+			code = CodeConnectionClosed
+		}
+		return nil, &Error{Code: code, Op: "mcp", Backend: KindRemote,
 			Err: &wrapped{msg: "MCP initialize", err: err, is: ErrConnectionClosed}}
 	}
 	return c, nil
+}
+
+// mcpTransport gives the failures of a Remote's MCP requests the codes the
+// same failures have in its other operations: a daemon that cannot be
+// reached or is lost during a request (refused, reset, closed mid-answer)
+// is CONNECTION_CLOSED; a refused token (401) or request (403) is
+// INVALID_CONFIGURATION wrapping ErrUnauthorized, as at connect. A
+// cancelled request keeps its context's error. The mcp package's client
+// sees these errors (inside *url.Error) and returns them from its calls.
+type mcpTransport struct{ rt http.RoundTripper }
+
+func (t mcpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(req)
+	if err != nil {
+		return nil, mcpLoss(req, err)
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		resp.Body.Close()
+		what := "token"
+		if resp.StatusCode == http.StatusForbidden {
+			what = "request"
+		}
+		return nil, &Error{Code: CodeInvalidConfiguration, Op: "mcp", Backend: KindRemote,
+			Err: fmt.Errorf("%w: the daemon refused the %s (HTTP %d: %s)", ErrUnauthorized, what,
+				resp.StatusCode, errorMessage(body))}
+	}
+	resp.Body = &mcpBody{ReadCloser: resp.Body, req: req}
+	return resp, nil
+}
+
+// mcpLoss is the error of a request whose connection failed.
+func mcpLoss(req *http.Request, err error) error {
+	if req.Context().Err() != nil {
+		return err
+	}
+	return connClosed("mcp", "", err)
+}
+
+// mcpBody is a response body whose read errors (the daemon lost mid-answer)
+// are CONNECTION_CLOSED.
+type mcpBody struct {
+	io.ReadCloser
+	req *http.Request
+}
+
+func (b *mcpBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = mcpLoss(b.req, err)
+	}
+	return n, err
+}
+
+// errorMessage returns the "message" of the daemon's JSON error body, or
+// the body itself.
+func errorMessage(body []byte) string {
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Message != "" {
+		return e.Message
+	}
+	return strings.TrimSpace(string(body))
 }
 
 // httpTransport is the Remote's HTTP transport for MCP, shared by its

@@ -15,14 +15,16 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // startReferenceDaemon runs the TypeScript reference daemon
 // (agent-backend@0.13.2 from interop/node_modules) in software isolation on
-// a free loopback port and returns its port.
-func startReferenceDaemon(t *testing.T, root, token string) int {
+// a free loopback port and returns its port and its SSH host key.
+func startReferenceDaemon(t *testing.T, root, token string) (int, ssh.PublicKey) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	testenv.Require(t, err == nil, "node")
@@ -31,9 +33,11 @@ func startReferenceDaemon(t *testing.T, root, token string) int {
 	_, err = os.Stat(cli)
 	testenv.Require(t, err == nil, "agent-backend@0.13.2 (npm ci --prefix interop)")
 	port := testenv.FreePort(t)
+	keyFile := filepath.Join(t.TempDir(), "key")
+	hostKey := writeHostKey(t, keyFile)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, node, cli, "daemon", "--rootDir", root, "--port", strconv.Itoa(port),
-		"--isolation", "software", "--auth-token", token, "--ssh-host-key", filepath.Join(t.TempDir(), "key"))
+		"--isolation", "software", "--auth-token", token, "--ssh-host-key", keyFile)
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -47,13 +51,13 @@ func startReferenceDaemon(t *testing.T, root, token string) int {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return port
+				return port, hostKey
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("reference daemon did not start:\n%s", out.String())
-	return 0
+	return 0, nil
 }
 
 // TestRemoteAgainstReferenceDaemon runs the Remote's operations against the
@@ -62,9 +66,9 @@ func startReferenceDaemon(t *testing.T, root, token string) int {
 func TestRemoteAgainstReferenceDaemon(t *testing.T) {
 	ctx := context.Background()
 	root, _ := filepath.EvalSymlinks(t.TempDir())
-	port := startReferenceDaemon(t, root, "ref-token")
+	port, hostKey := startReferenceDaemon(t, root, "ref-token")
 	r, err := agentbe.NewRemote(agentbe.RemoteConfig{RootDir: root, Host: "127.0.0.1", Port: port,
-		Token: "ref-token", HostKeyCallback: acceptAnyKey, OperationTimeout: 20 * time.Second,
+		Token: "ref-token", HostKeyCallback: pinKey(t, hostKey), OperationTimeout: 20 * time.Second,
 		KeepaliveInterval: -1})
 	must(t, err)
 	defer r.Destroy(ctx)

@@ -17,14 +17,16 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // startSSHD runs OpenSSH's sshd as the current user on a free loopback
-// port, accepting one key, with OpenSSH's internal SFTP server.
-func startSSHD(t *testing.T) (port int, signer ssh.Signer, user string) {
+// port, accepting one key, with OpenSSH's internal SFTP server; knownHosts
+// is a known_hosts file holding its host key.
+func startSSHD(t *testing.T) (port int, signer ssh.Signer, user, knownHosts string) {
 	t.Helper()
 	sshd := "/usr/sbin/sshd"
 	_, err := os.Stat(sshd)
@@ -34,11 +36,15 @@ func startSSHD(t *testing.T) (port int, signer ssh.Signer, user string) {
 	hostPEM, err := ssh.MarshalPrivateKey(hostPriv, "")
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, "host_key"), pem.EncodeToMemory(hostPEM), 0o600))
+	hostSigner, err := ssh.NewSignerFromKey(hostPriv)
+	must(t, err)
 	_, userPriv, _ := ed25519.GenerateKey(rand.Reader)
 	signer, err = ssh.NewSignerFromKey(userPriv)
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(signer.PublicKey()), 0o600))
 	port = testenv.FreePort(t)
+	knownHosts = filepath.Join(dir, "known_hosts")
+	must(t, os.WriteFile(knownHosts, []byte(knownhosts.Line([]string{"127.0.0.1:" + strconv.Itoa(port)}, hostSigner.PublicKey())+"\n"), 0o600))
 	cfg := strings.Join([]string{
 		"Port " + strconv.Itoa(port), "ListenAddress 127.0.0.1",
 		"HostKey " + filepath.Join(dir, "host_key"),
@@ -60,7 +66,7 @@ func startSSHD(t *testing.T) (port int, signer ssh.Signer, user string) {
 			if u == "" {
 				u = "root"
 			}
-			return port, signer, u
+			return port, signer, u, knownHosts
 		}
 	}
 	t.Fatalf("sshd did not start:\n%s", out.String())
@@ -72,10 +78,12 @@ func startSSHD(t *testing.T) (port int, signer ssh.Signer, user string) {
 // cwd through the exported form, a wrong key refused without retry.
 func TestRemoteOverConventionalSSH(t *testing.T) {
 	ctx := context.Background()
-	port, signer, user := startSSHD(t)
+	port, signer, user, knownHosts := startSSHD(t)
+	pinned, err := agentbe.HostKeyFromKnownHosts(knownHosts)
+	must(t, err)
 	root, _ := filepath.EvalSymlinks(t.TempDir())
 	r, err := agentbe.NewRemote(agentbe.RemoteConfig{RootDir: root, Host: "127.0.0.1", Transport: agentbe.TransportSSH,
-		SSHPort: port, SSHUser: user, SSHSigners: []ssh.Signer{signer}, HostKeyCallback: acceptAnyKey,
+		SSHPort: port, SSHUser: user, SSHSigners: []ssh.Signer{signer}, HostKeyCallback: pinned,
 		KeepaliveInterval: -1})
 	must(t, err)
 	defer r.Destroy(ctx)
@@ -93,7 +101,7 @@ func TestRemoteOverConventionalSSH(t *testing.T) {
 	_, wrongKey, _ := ed25519.GenerateKey(rand.Reader)
 	wrong, _ := ssh.NewSignerFromKey(wrongKey)
 	bad, err := agentbe.NewRemote(agentbe.RemoteConfig{RootDir: root, Host: "127.0.0.1", Transport: agentbe.TransportSSH,
-		SSHPort: port, SSHUser: user, SSHSigners: []ssh.Signer{wrong}, HostKeyCallback: acceptAnyKey})
+		SSHPort: port, SSHUser: user, SSHSigners: []ssh.Signer{wrong}, HostKeyCallback: pinned})
 	must(t, err)
 	defer bad.Destroy(ctx)
 	if err := bad.Connect(ctx); !errors.Is(err, agentbe.ErrUnauthorized) || !strings.Contains(err.Error(), "refused the credentials") {

@@ -72,7 +72,7 @@ func (d *testDaemon) start() {
 	d.t.Helper()
 	srv, err := daemon.New(daemon.Config{RootDir: d.root, AuthToken: d.token, Isolation: d.iso,
 		Logger: slog.New(slog.DiscardHandler), MaxSSHConns: 2000,
-		SSHHostKeyPath: filepath.Join(d.root, "..", "hostkey-"+filepath.Base(d.root))})
+		SSHHostKeyPath: d.keyPath()})
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -118,6 +118,47 @@ func (d *testDaemon) kill() {
 
 func (d *testDaemon) hostPort() (string, int) { return splitHostPort(d.addr) }
 
+// dropConns closes every connection the daemon accepted so far, as a
+// network failure would, and keeps it serving.
+func (d *testDaemon) dropConns() {
+	d.mu.Lock()
+	conns := d.conns
+	d.conns = nil
+	d.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+// keyPath is the daemon's host key file, beside its workspace: a restart
+// keeps the key unless a test removes the file.
+func (d *testDaemon) keyPath() string {
+	return filepath.Join(filepath.Dir(d.root), "hostkey-"+filepath.Base(d.root))
+}
+
+// hostKey is the running daemon's public host key.
+func (d *testDaemon) hostKey(t testing.TB) ssh.PublicKey {
+	t.Helper()
+	d.mu.Lock()
+	srv := d.srv
+	d.mu.Unlock()
+	pub, err := srv.HostKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub
+}
+
+// pinned is a host key callback accepting only the running daemon's key.
+func (d *testDaemon) pinned(t testing.TB) ssh.HostKeyCallback {
+	t.Helper()
+	cb, err := agentbe.HostKeyFingerprint(ssh.FingerprintSHA256(d.hostKey(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cb
+}
+
 // splitHostPort splits a "host:port" the tests made themselves.
 func splitHostPort(addr string) (string, int) {
 	host, port, _ := net.SplitHostPort(addr)
@@ -129,7 +170,7 @@ func (d *testDaemon) remote(t testing.TB, mod func(*agentbe.RemoteConfig)) *agen
 	t.Helper()
 	host, port := d.hostPort()
 	cfg := agentbe.RemoteConfig{RootDir: d.root, Host: host, Port: port, Token: d.token,
-		HostKeyCallback: acceptAnyKey, OperationTimeout: 20 * time.Second}
+		HostKeyCallback: d.pinned(t), OperationTimeout: 20 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -521,8 +562,8 @@ func TestRemoteKeepaliveDetectsStall(t *testing.T) {
 	}
 }
 
-// acceptAnyKey keeps the tests quiet about the host key (the default logs a
-// warning).
+// acceptAnyKey is for the tests whose peer's key is not at hand (a proxy in
+// front of the daemon, a server that is never reached).
 var acceptAnyKey = ssh.InsecureIgnoreHostKey()
 
 func TestRemoteMCPClient(t *testing.T) {
@@ -565,9 +606,10 @@ func TestRemoteMCPClient(t *testing.T) {
 	if !strings.HasSuffix(url, "/mcp") || h.Get("Authorization") != "Bearer mcp-token" || h.Get("X-Root-Dir") != d.root {
 		t.Errorf("endpoint %s %v", url, h)
 	}
-	// A wrong token: the client fails, CONNECTION_CLOSED, no retry.
+	// A wrong token: the client fails as a connection does, no retry.
 	bad := d.remote(t, func(c *agentbe.RemoteConfig) { c.Token = "nope" })
-	if _, err := agentbe.MCPClient(ctx, bad, agentbe.MCPOptions{}); agentbe.CodeOf(err) != agentbe.CodeConnectionClosed {
+	if _, err := agentbe.MCPClient(ctx, bad, agentbe.MCPOptions{}); agentbe.CodeOf(err) != agentbe.CodeInvalidConfiguration ||
+		!errors.Is(err, agentbe.ErrUnauthorized) {
 		t.Errorf("bad token: %v", err)
 	}
 	must(t, r.Destroy(ctx))
@@ -620,8 +662,8 @@ func TestRemoteMCPNoRetry(t *testing.T) {
 		r, err := agentbe.NewRemote(agentbe.RemoteConfig{RootDir: "/w", Host: "127.0.0.1", Port: 1,
 			MCPHost: host, MCPPort: port, HostKeyCallback: acceptAnyKey})
 		must(t, err)
-		if _, err := agentbe.MCPClient(ctx, r, agentbe.MCPOptions{}); err == nil {
-			t.Errorf("%s: MCP client built against a failing server", fail)
+		if _, err := agentbe.MCPClient(ctx, r, agentbe.MCPOptions{}); agentbe.CodeOf(err) != agentbe.CodeConnectionClosed {
+			t.Errorf("%s: MCP client against a failing server: %v", fail, err)
 		}
 		if n := posts.Load(); n != 1 {
 			t.Errorf("%s: %d POSTs, want exactly 1", fail, n)

@@ -8,12 +8,29 @@ import (
 )
 
 // SafetyPolicy adjusts the dangerous-command check. The zero value applies
-// the built-in rules of the project's safety list (spec safety.md) and its
-// default allowlist ("gcloud rsync").
+// all the built-in rules of the project's safety list and its default
+// allowlist ("gcloud rsync").
+//
+// The built-in rules form two classes. The dangerous class
+// (DANGEROUS_OPERATION: destructive rm, privilege escalation, pipes to a
+// shell, network tools, command substitution, writes to /etc, …) applies
+// whenever the check does. The workspace-escape class (UNSAFE_COMMAND:
+// cd, pushd, popd, export PATH/HOME/PWD=, ~/, $HOME, ${HOME}, "..") only
+// keeps a command from wandering out of the workspace, so it applies only
+// where nothing else keeps it in: not when Confined is set. A Local backend
+// sets Confined itself from its isolation mode:
+//
+//   - IsolationBwrap: Confined. The kernel confines the command to the
+//     workspace whatever it does, so cd, $HOME and ".." are harmless (and
+//     "cd src && make" must work).
+//   - IsolationSoftware: not confined; the escape class applies, and so
+//     does the absolute-path heuristic of software mode.
+//   - IsolationNone: not confined; the escape class applies (unless
+//     LocalConfig.AllowDangerous turns the whole check off).
 //
 // Caller patterns are Go regular expressions, matched case-insensitively
 // against the pre-processed command: heredoc bodies removed, line
-// continuations joined, lower-cased.
+// continuations joined, lower-cased. They apply in every mode.
 type SafetyPolicy struct {
 	// Blocked adds patterns that mark a command dangerous
 	// (DANGEROUS_OPERATION).
@@ -24,20 +41,26 @@ type SafetyPolicy struct {
 	// allowed fragment cannot carry a dangerous remainder through
 	// ("gcloud rsync a b && sudo x" is still blocked).
 	Allowed []string
+	// Confined says that commands run under kernel confinement to the
+	// workspace, so the workspace-escape class is not applied. A Local
+	// backend decides it from its isolation mode (whatever is set here);
+	// set it for CheckCommand and NewSafetyChecker used on their own.
+	Confined bool
 }
 
 // SafetyChecker is a compiled SafetyPolicy. It is safe for concurrent use.
 // Backends build one at construction; CheckCommand builds (and caches) one
 // per distinct policy.
 type SafetyChecker struct {
-	allowed []*regexp.Regexp
-	blocked []*regexp.Regexp
+	allowed  []*regexp.Regexp
+	blocked  []*regexp.Regexp
+	confined bool // skip the workspace-escape class
 }
 
 // NewSafetyChecker compiles p. An invalid pattern yields an *Error of code
 // INVALID_CONFIGURATION wrapping ErrInvalidConfig.
 func NewSafetyChecker(p SafetyPolicy) (*SafetyChecker, error) {
-	c := &SafetyChecker{}
+	c := &SafetyChecker{confined: p.Confined}
 	for _, list := range []struct {
 		src []string
 		dst *[]*regexp.Regexp
@@ -55,8 +78,12 @@ func NewSafetyChecker(p SafetyPolicy) (*SafetyChecker, error) {
 	return c, nil
 }
 
-// defaultChecker applies the built-in rules only.
-var defaultChecker = &SafetyChecker{}
+// defaultChecker applies the built-in rules only; confinedChecker the
+// dangerous class of them.
+var (
+	defaultChecker  = &SafetyChecker{}
+	confinedChecker = &SafetyChecker{confined: true}
+)
 
 // policyCache keeps the compiled form of the policies CheckCommand has seen,
 // so extra patterns are compiled once, not on every call. It is bounded:
@@ -80,14 +107,18 @@ func policyKey(p SafetyPolicy) string {
 	for _, s := range p.Blocked {
 		b.WriteString(strconv.Quote(s))
 	}
+	if p.Confined {
+		b.WriteString("|confined")
+	}
 	return b.String()
 }
 
 // CheckCommand reports whether command may run under p. It returns nil, or
 // an *Error of code EMPTY_COMMAND (wrapping ErrEmptyCommand) for a blank
 // command, DANGEROUS_OPERATION or UNSAFE_COMMAND (the workspace-escape
-// class), both wrapping ErrDangerous and carrying the command, a Reason and
-// Guidance, or INVALID_CONFIGURATION when p holds an invalid pattern.
+// class, not checked when p.Confined is set), both wrapping ErrDangerous and
+// carrying the command, a Reason and Guidance, or INVALID_CONFIGURATION
+// when p holds an invalid pattern.
 //
 // The check is a footgun filter in front of the real boundary (the bwrap
 // sandbox and the os.Root file jail), not the boundary itself. It is a pure
@@ -110,6 +141,9 @@ func policyKey(p SafetyPolicy) string {
 // argument, a redirect onto a block device); see builtinRules.
 func CheckCommand(command string, p SafetyPolicy) error {
 	if len(p.Allowed) == 0 && len(p.Blocked) == 0 {
+		if p.Confined {
+			return confinedChecker.Check(command)
+		}
 		return defaultChecker.Check(command)
 	}
 	key := policyKey(p)
@@ -141,6 +175,9 @@ func (c *SafetyChecker) Check(command string) error {
 	words := presentWords(text)
 	for i := range builtinRules {
 		r := &builtinRules[i]
+		if c.confined && r.code == CodeUnsafeCommand {
+			continue
+		}
 		if frag, ok := r.match(text, words); ok {
 			return r.block(command, frag)
 		}

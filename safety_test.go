@@ -291,3 +291,36 @@ func TestSafetyFastPathMatchesNaive(t *testing.T) {
 		}
 	}
 }
+
+// TestSafetyCorpusConfined: under kernel confinement the workspace-escape
+// class is not applied; every other verdict of the corpus stands.
+func TestSafetyCorpusConfined(t *testing.T) {
+	extra := SafetyPolicy{Blocked: []string{`\bforbidden-tool\b`}, Confined: true}
+	for _, c := range loadSafetyCorpus(t) {
+		want := c.verdict
+		if want == "unsafe" {
+			want = "pass"
+		}
+		if got := verdictOf(CheckCommand(c.command, SafetyPolicy{Confined: true})); got != want {
+			t.Errorf("line %d: confined CheckCommand(%q) = %s, want %s", c.line, c.command, got, want)
+		}
+		if got := verdictOf(CheckCommand(c.command, extra)); got != want {
+			t.Errorf("line %d: confined CheckCommand(%q) with a policy = %s, want %s", c.line, c.command, got, want)
+		}
+	}
+	// The cache keeps confined and unconfined policies apart, and the
+	// caller's patterns apply under confinement.
+	for _, confined := range []bool{false, true, false} {
+		p := SafetyPolicy{Blocked: []string{`\bforbidden-tool\b`}, Confined: confined}
+		want := "unsafe"
+		if confined {
+			want = "pass"
+		}
+		if got := verdictOf(CheckCommand("cd src && make", p)); got != want {
+			t.Errorf("confined %v: cd src && make = %s, want %s", confined, got, want)
+		}
+		if got := verdictOf(CheckCommand("forbidden-tool x", p)); got != "dangerous" {
+			t.Errorf("confined %v: caller pattern = %s", confined, got)
+		}
+	}
+}

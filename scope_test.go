@@ -238,3 +238,66 @@ func TestScopeMemory(t *testing.T) {
 		t.Fatalf("Open = %q", data)
 	}
 }
+
+// TestScopeDotDestroyKeepsParent: a scope of the parent's own directory
+// ("." and every spelling of it) is a view of the parent; destroying it
+// unregisters the view and closes nothing the parent still uses.
+func TestScopeDotDestroyKeepsParent(t *testing.T) {
+	ctx := context.Background()
+	for _, p := range []string{".", "/", "a/..", ""} {
+		t.Run(p, func(t *testing.T) {
+			l := newExecLocal(t, LocalConfig{AllowDangerous: true})
+			mustOK(t, l.Write(ctx, "keep.txt", []byte("keep")))
+			sub, err := l.Scope("sub", ScopeOptions{})
+			mustOK(t, err)
+			mustOK(t, sub.Write(ctx, "in.txt", []byte("in")))
+			// The dot scope of the root, and of a scope.
+			for _, parent := range []interface {
+				Scope(string, ScopeOptions) (*Scope, error)
+			}{l, sub} {
+				dot, err := parent.Scope(p, ScopeOptions{})
+				if err != nil {
+					t.Fatalf("Scope(%q): %v", p, err)
+				}
+				// Use the view first, so whatever it opens lazily is open.
+				mustOK(t, dot.Write(ctx, "dot.txt", []byte("dot")))
+				if _, err := dot.Read(ctx, "dot.txt"); err != nil {
+					t.Fatalf("dot read: %v", err)
+				}
+				if _, err := dot.Exec(ctx, "true", ExecOptions{}); err != nil {
+					t.Fatalf("dot exec: %v", err)
+				}
+				mustOK(t, dot.Destroy(ctx))
+				if _, err := dot.Read(ctx, "dot.txt"); !errors.Is(err, ErrDestroyed) {
+					t.Fatalf("destroyed dot scope read: %v", err)
+				}
+			}
+			if l.Status() != StatusConnected {
+				t.Fatalf("parent status %v", l.Status())
+			}
+			for name, b := range map[string]Backend{"root": l, "scope": sub} {
+				mustOK(t, b.Write(ctx, "after.txt", []byte("after")))
+				if got, err := b.Read(ctx, "dot.txt"); err != nil || string(got) != "dot" {
+					t.Fatalf("%s read after dot destroy: %q, %v", name, got, err)
+				}
+				rc, err := b.Open(ctx, "after.txt")
+				mustOK(t, err)
+				rc.Close()
+				if out, err := b.Exec(ctx, "cat after.txt", ExecOptions{}); err != nil || string(out) != "after" {
+					t.Fatalf("%s exec after dot destroy: %q, %v", name, out, err)
+				}
+				if _, err := b.ReadDir(ctx, "."); err != nil {
+					t.Fatalf("%s readdir after dot destroy: %v", name, err)
+				}
+			}
+			// A scope made afterwards still works, as does destroying it.
+			again, err := l.Scope("sub", ScopeOptions{})
+			mustOK(t, err)
+			if got, err := again.Read(ctx, "in.txt"); err != nil || string(got) != "in" {
+				t.Fatalf("new scope after dot destroy: %q, %v", got, err)
+			}
+			mustOK(t, again.Destroy(ctx))
+			mustOK(t, l.Destroy(ctx))
+		})
+	}
+}

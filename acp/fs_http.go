@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
@@ -310,6 +311,14 @@ func (h *Handler) fsDelete(w http.ResponseWriter, r *http.Request, b agentbe.Bac
 		writeProblem(w, fsProblem(err, p))
 		return
 	}
+	if namesDirectory(p) && !fi.IsDir() {
+		// Paths are cleaned lexically, so "link/." would name the link
+		// itself and delete it; POSIX resolves it through the link, to
+		// the directory it points to. Neither is what was meant: refused.
+		writeProblem(w, badRequest("path "+p+" ends with a slash, so it names a directory, "+
+			"but it is a symbolic link or a file: name it without the trailing slash to delete it"))
+		return
+	}
 	var rp string
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		// The link itself goes: report its own path, not its target's.
@@ -421,4 +430,11 @@ func sameFile(ctx context.Context, be agentbe.Backend, a, b string) bool {
 	}
 	fb, err := be.Stat(ctx, b)
 	return err == nil && os.SameFile(fa, fb)
+}
+
+// namesDirectory reports whether p ends in "/" or "/." (any mix of them),
+// the spellings by which a path names a directory rather than the entry
+// itself; the root's own spellings ("/", "./") end so too.
+func namesDirectory(p string) bool {
+	return strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.")
 }

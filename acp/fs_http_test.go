@@ -128,6 +128,52 @@ func readFile(t *testing.T, e *testEnv, p string) string {
 
 // TestFSWriteLimitKeepsOldContent: a body over MaxFileBytes is refused with
 // 413 and the previous content stays.
+// TestFSDeleteTrailingSlash: a path ending in "/" or "/." names a
+// directory (POSIX resolves it through a final link, to the directory the
+// link points to), so on a link or a file it is refused with 400 and
+// nothing is deleted; it was lexically cleaned to the link, which went.
+func TestFSDeleteTrailingSlash(t *testing.T) {
+	e := newTestEnv(t, envOpts{})
+	if err := os.MkdirAll(e.root+"/target", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.root+"/target/keep.txt", []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.root+"/file.txt", []byte("f"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("target", e.root+"/link"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"link/", "link/.", "link/./", "link//", "/link/.", "file.txt/", "file.txt/."} {
+		for _, rec := range []string{"", "&recursive=true"} {
+			r := e.do("DELETE", "/v1/fs/entry?path="+q(p)+rec, "", nil)
+			if r.status != 400 || !strings.Contains(string(r.body), "names a directory") {
+				t.Errorf("DELETE %q%s: %d %s", p, rec, r.status, r.body)
+			}
+		}
+	}
+	if fi, err := os.Lstat(e.root + "/link"); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("the link went: %v", err)
+	}
+	if readFile(t, e, "target/keep.txt") != "keep" || readFile(t, e, "file.txt") != "f" {
+		t.Fatal("a file went")
+	}
+	// A directory with a trailing slash, and the link without one, go.
+	if err := os.MkdirAll(e.root+"/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"d/.", "link"} {
+		if r := e.do("DELETE", "/v1/fs/entry?path="+q(p), "", nil); r.status != 200 {
+			t.Fatalf("DELETE %q: %d %s", p, r.status, r.body)
+		}
+	}
+	if readFile(t, e, "target/keep.txt") != "keep" {
+		t.Fatal("deleting the link touched its target")
+	}
+}
+
 func TestFSWriteLimitKeepsOldContent(t *testing.T) {
 	e := newTestEnv(t, envOpts{cfg: Config{MaxFileBytes: 1 << 20}})
 	e.do("PUT", "/v1/fs/file?path=f", "", []byte("old"))

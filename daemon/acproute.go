@@ -7,7 +7,6 @@ import (
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
-	"github.com/agentbe/agent-backend/mcp"
 )
 
 // newACPHandler builds the ACP proxy and HTTP file API (/v1/*, GET /) on the
@@ -24,8 +23,9 @@ func (s *Server) newACPHandler() (*acp.Handler, error) {
 		Agents:  reg,
 		Resolve: s.acpBackend,
 		Proxy: acp.ProxyConfig{
-			SecretEnv: []string{"AUTH_TOKEN", "AGENTBE_AUTH_TOKEN", "SSH_USERS"},
-			Logger:    s.cfg.Logger,
+			SecretEnv:    []string{"AUTH_TOKEN", "AGENTBE_AUTH_TOKEN", "SSH_USERS"},
+			MaxInstances: s.cfg.MaxACPInstances,
+			Logger:       s.cfg.Logger,
 		},
 		Logger: s.cfg.Logger,
 	})
@@ -54,19 +54,10 @@ func (s *Server) acpBackend(r *http.Request) (agentbe.Backend, func(), error) {
 }
 
 // requireBearer answers 401 to a request without "Authorization: Bearer
-// <token>" (every /v1/* route, acp-proxy.md §7). Without a token it refuses
-// instead, with 403, a request that reached a loopback listener under a
-// foreign Host or Origin: a web page that rebinds its name to 127.0.0.1
-// must not drive the agents or the files (the /mcp route has the same
-// check).
+// <token>" (every /v1/* route). Requests from a foreign Host or Origin were
+// refused before (hostGuard).
 func (s *Server) requireBearer(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.token.enabled && s.rebound(r) {
-			w.Header().Set("Content-Type", "application/problem+json")
-			w.WriteHeader(http.StatusForbidden)
-			_, _ = io.WriteString(w, `{"type":"urn:sandbox-agent:error:forbidden","title":"Forbidden","status":403,"detail":"Invalid Host or Origin header"}`+"\n")
-			return
-		}
 		if !s.token.header(r) {
 			w.Header().Set("Content-Type", "application/problem+json")
 			w.Header().Set("WWW-Authenticate", "Bearer")
@@ -77,8 +68,3 @@ func (s *Server) requireBearer(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
-
-// rebound reports a request on a loopback listener whose Host or Origin is
-// not a loopback name or one of Config.AllowedHosts: the /mcp route's check
-// (mcp.RebindingError), for the /v1 routes.
-func (s *Server) rebound(r *http.Request) bool { return mcp.RebindingError(r, s.allowedHosts) != "" }

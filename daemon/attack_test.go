@@ -108,7 +108,7 @@ func TestMalformedWebSocketTraffic(t *testing.T) {
 func wsUpgrade(t *testing.T, c net.Conn) *bytesReader {
 	t.Helper()
 	c.SetDeadline(time.Now().Add(20 * time.Second))
-	io.WriteString(c, "GET /ssh HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+	io.WriteString(c, "GET /ssh HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
 		"Sec-WebSocket-Key: MDEyMzQ1Njc4OWFiY2RlZg==\r\nSec-WebSocket-Version: 13\r\n\r\n")
 	br := &bytesReader{c: c}
 	hdr := br.until([]byte("\r\n\r\n"))

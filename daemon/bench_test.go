@@ -148,7 +148,7 @@ func BenchmarkAccessLog(b *testing.B) {
 		level slog.Level
 	}{{"formatted", slog.LevelDebug}, {"skipped", slog.LevelInfo}} {
 		b.Run(c.name, func(b *testing.B) {
-			h := accessLog(slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: c.level})), ok)
+			h := accessLog(&panicLog{log: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: c.level}))}, ok)
 			req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 			w := httptest.NewRecorder()
 			b.ReportAllocs()

@@ -1,8 +1,9 @@
 // Package daemon is agentbe's network daemon (`agent-backend daemon` in full
 // mode): it serves one workspace over HTTP (MCP Streamable HTTP at /mcp,
-// /health) and SSH over WebSocket (/ssh), as ../shared/spec/daemon.md
-// describes. Protocol logic lives in package mcp and sftpjail; this package
-// wires them to listeners, authentication, scoping, limits and shutdown.
+// the ACP proxy and file API at /v1, /health) and SSH over WebSocket
+// (/ssh). Protocol logic lives in packages mcp, acp and sftpjail; this
+// package wires them to listeners, authentication, scoping, limits and
+// shutdown.
 package daemon
 
 import (
@@ -54,10 +55,11 @@ type Config struct {
 	// constant time and never logged. Empty means no authentication.
 	AuthToken string
 	// AllowedHosts are extra Host/Origin names accepted on a loopback
-	// listener when no AuthToken is set (DNS-rebinding protection, see
-	// mcp.HTTPOptions). With a token the check is off: a rebinding page
-	// does not hold the token, and a legitimate client reaching the daemon
-	// through a local proxy under another name must not be refused.
+	// connection when no AuthToken is set: the DNS-rebinding protection
+	// of every route, /ssh and /health included (see Server.Handler). With a
+	// token the check is off: a rebinding page does not hold the token,
+	// and a legitimate client reaching the daemon through a local proxy
+	// under another name must not be refused.
 	AllowedHosts []string
 
 	// DisableSSHWS removes the /ssh endpoint.
@@ -70,19 +72,25 @@ type Config struct {
 	// SSHHandshakeTimeout bounds the SSH handshake of a WebSocket
 	// connection; 0 means DefaultHandshakeTimeout.
 	SSHHandshakeTimeout time.Duration
-	// MaxSSHConns bounds concurrent /ssh connections (503 beyond); 0 means
-	// DefaultMaxSSHConns.
+	// MaxSSHConns bounds concurrent /ssh connections; 0 means
+	// DefaultMaxSSHConns. An upgrade beyond is answered, before upgrading,
+	// 503 with Retry-After and a JSON body whose message starts "daemon
+	// full", so that a client can tell a busy daemon from a dead one.
 	MaxSSHConns int
 	// MaxChannelsPerConn bounds the concurrent channels of one SSH
-	// connection; 0 means DefaultMaxChannels.
+	// connection (a channel beyond is rejected); 0 means
+	// DefaultMaxChannels.
 	MaxChannelsPerConn int
+	// MaxACPInstances bounds the live ACP agent processes (starting one
+	// more answers 429); 0 means acp.DefaultMaxInstances.
+	MaxACPInstances int
 
 	// MaxBodyBytes limits an MCP request body (413 beyond); 0 means
 	// mcp.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// MaxInFlight bounds concurrent HTTP requests other than /health and
-	// /ssh; a request beyond it gets 503 at once. 0 means
-	// DefaultMaxInFlight.
+	// /ssh (/mcp, /v1/*, GET /, one count for all); a request beyond it
+	// gets 503 at once, as a full /ssh does. 0 means DefaultMaxInFlight.
 	MaxInFlight int
 	// BodyReadTimeout bounds how long an MCP request body may take to
 	// arrive, so a client that stalls mid-body cannot hold an in-flight

@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// healthBody is GET /health's response (daemon.md).
+// healthBody is GET /health's response.
 type healthBody struct {
 	Status     string          `json:"status"`
 	Version    string          `json:"version"`

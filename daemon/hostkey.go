@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -18,7 +19,9 @@ import (
 
 // LoadOrCreateHostKey returns the SSH host key at path. When the file
 // exists it is parsed (an unreadable or invalid file is an error). When it
-// does not, an RSA-2048 key is generated (daemon.md), encoded as PKCS#1
+// does not, an RSA-2048 key is generated, whatever the file's name (the
+// default path ends in ssh_host_ed25519_key, as the reference daemon's
+// does, yet holds an RSA key, as the reference's does), encoded as PKCS#1
 // PEM and saved there with mode 0600, creating the directory (0700); if it
 // cannot be saved, the key is still returned and a warning is logged on
 // log: the key is then ephemeral, which is never fatal.
@@ -92,9 +95,33 @@ func loadHostKeyAsync(path string, log *slog.Logger) *hostKeyLoader {
 		h.signer, h.err = LoadOrCreateHostKey(path, log)
 		if h.err != nil {
 			log.Error("daemon: SSH host key unavailable; /ssh connections will fail", "err", h.err)
+			return
 		}
+		pub := h.signer.PublicKey()
+		log.Info("daemon: SSH host key (pin it in clients: agentbe.HostKeyFingerprint, or the known_hosts line of agent-backend hostkey)",
+			"fingerprint", ssh.FingerprintSHA256(pub), "type", pub.Type(), "path", path)
 	}()
 	return h
+}
+
+// HostKey returns the public half of the daemon's SSH host key, waiting
+// for it to be loaded or generated (see New) until ctx is done. It fails
+// when the SSH-over-WebSocket endpoint is disabled or the key could not be
+// loaded. Clients pin it, e.g. with agentbe.HostKeyFingerprint of
+// ssh.FingerprintSHA256(key).
+func (s *Server) HostKey(ctx context.Context) (ssh.PublicKey, error) {
+	if s.hostKey == nil {
+		return nil, errors.New("daemon: no SSH host key: the SSH-over-WebSocket endpoint is disabled")
+	}
+	select {
+	case <-s.hostKey.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if s.hostKey.err != nil {
+		return nil, s.hostKey.err
+	}
+	return s.hostKey.signer.PublicKey(), nil
 }
 
 func (h *hostKeyLoader) get() (ssh.Signer, error) {

@@ -2,12 +2,19 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"encoding/pem"
+	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 func TestHostKeyGeneratePersistReload(t *testing.T) {
@@ -97,5 +104,48 @@ func TestRunWarnsWithoutTokenOnPublicBind(t *testing.T) {
 		if got := strings.Count(logBuf.String(), "no auth token"); (got == 1) != c.warn || got > 1 {
 			t.Errorf("%+v: %d warnings:\n%s", c, got, logBuf.String())
 		}
+	}
+}
+
+// TestHostKeyFingerprintLogged: the daemon logs its host key's fingerprint
+// at start, exactly as `ssh-keygen -lf` prints it, for a generated RSA key
+// (at a path named like the spec's default) and for an ed25519 key given;
+// HostKey returns the same key.
+func TestHostKeyFingerprintLogged(t *testing.T) {
+	keygen, err := exec.LookPath("ssh-keygen")
+	testenv.Require(t, err == nil, "ssh-keygen (OpenSSH)")
+	for name, path := range map[string]string{
+		"generated": filepath.Join(t.TempDir(), "ssh_host_ed25519_key"),
+		"given":     testKeyPath(t),
+	} {
+		var logBuf syncBuffer
+		s, err := New(Config{RootDir: t.TempDir(), SSHHostKeyPath: path, Logger: newTestLogger(&logBuf)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, err := s.HostKey(context.Background())
+		s.Close()
+		if err != nil {
+			t.Fatalf("%s: HostKey: %v", name, err)
+		}
+		out, err := exec.Command(keygen, "-lf", path).Output()
+		if err != nil {
+			t.Fatalf("%s: ssh-keygen -lf: %v", name, err)
+		}
+		fields := strings.Fields(string(out)) // "2048 SHA256:… comment (RSA)"
+		if len(fields) < 2 || fields[1] != ssh.FingerprintSHA256(pub) {
+			t.Errorf("%s: ssh-keygen says %q, HostKey's fingerprint is %s", name, out, ssh.FingerprintSHA256(pub))
+		}
+		if want := "fingerprint=" + fields[1]; !strings.Contains(logBuf.String(), want) || !strings.Contains(logBuf.String(), "level=INFO") {
+			t.Errorf("%s: log lacks %s:\n%s", name, want, logBuf.String())
+		}
+	}
+	s, err := New(Config{RootDir: t.TempDir(), DisableSSHWS: true, Logger: newTestLogger(io.Discard)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.HostKey(context.Background()); err == nil {
+		t.Error("HostKey with the SSH endpoint disabled returned a key")
 	}
 }

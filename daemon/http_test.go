@@ -221,7 +221,7 @@ func TestInFlightCap(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	status, body := d.post(t, initBody)
-	got503 := status == http.StatusServiceUnavailable && strings.Contains(body, "Too many concurrent requests")
+	got503 := status == http.StatusServiceUnavailable && strings.Contains(body, "daemon full: 1 concurrent requests")
 	os.Remove(filepath.Join(d.RootDir(), "fifo-gate"))
 	wg.Wait()
 	if !got503 {
@@ -232,12 +232,21 @@ func TestInFlightCap(t *testing.T) {
 	}
 }
 
+// TestPanicRecoveryAndAccessLog: a handler's panic is answered with 500
+// (when nothing was sent yet), logged at ERROR with its stack, counted, and
+// its access line says so at ERROR even when the response had been sent
+// (a panic after the answer, in a request's cleanup, was otherwise a quiet
+// 200 line).
 func TestPanicRecoveryAndAccessLog(t *testing.T) {
 	buf := &syncBuffer{}
-	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := accessLog(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/boom" {
+	pl := &panicLog{log: slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	h := accessLog(pl, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/boom":
 			panic("boom")
+		case "/late":
+			w.Write([]byte("answered"))
+			panic("late boom")
 		}
 		w.Write([]byte("ok"))
 	}))
@@ -251,16 +260,34 @@ func TestPanicRecoveryAndAccessLog(t *testing.T) {
 	if rec.status != 200 {
 		t.Errorf("after panic: %d", rec.status)
 	}
+	rec = newRecorder()
+	h.ServeHTTP(rec, mustReq("GET", "/late"))
+	if rec.status != 200 || rec.body.String() != "answered" {
+		t.Errorf("late panic: %d %q", rec.status, rec.body.String())
+	}
+	if n := pl.n.Load(); n != 2 {
+		t.Errorf("%d panics counted, want 2", n)
+	}
 	out := buf.String()
-	if n := strings.Count(out, "msg=http "); n != 2 {
+	if n := strings.Count(out, "msg=http "); n != 3 {
 		t.Errorf("%d access lines:\n%s", n, out)
 	}
 	if strings.Contains(out, "hidden") {
 		t.Error("query string logged")
 	}
-	if !strings.Contains(out, "level=INFO msg=http method=GET path=/boom status=500") ||
-		!strings.Contains(out, "level=DEBUG msg=http method=GET path=/fine status=200") {
-		t.Errorf("log: %s", out)
+	for _, want := range []string{
+		`level=ERROR msg="daemon: recovered panic" where="HTTP GET /boom" panic=boom stack=`,
+		`level=ERROR msg="daemon: recovered panic" where="HTTP GET /late" panic="late boom" stack=`,
+		"level=ERROR msg=http method=GET path=/boom status=500",
+		"level=ERROR msg=http method=GET path=/late status=200",
+		"level=DEBUG msg=http method=GET path=/fine status=200",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "http_test.go") {
+		t.Errorf("stack does not name the panicking handler:\n%s", out)
 	}
 }
 
@@ -288,7 +315,9 @@ func countFDs(t *testing.T) int {
 func TestNormalizeScopePath(t *testing.T) {
 	cases := []struct{ in, out string }{
 		{"", ""}, {"/", ""}, {"a", "a"}, {"/a/b", "a/b"}, {"///a", "a"}, {"a/", "a"},
-		{"a..b", "a..b"}, {"..a", "..a"}, {"a/b..", "a/b.."}, {".", "."}, {"...", "..."},
+		{"a..b", "a..b"}, {"..a", "..a"}, {"a/b..", "a/b.."}, {"...", "..."},
+		// "." is the workspace root, as "/" is.
+		{".", ""}, {"./", ""}, {"/.", ""}, {"//./", ""},
 	}
 	for _, c := range cases {
 		got, err := NormalizeScopePath(c.in)
@@ -300,6 +329,41 @@ func TestNormalizeScopePath(t *testing.T) {
 		if _, err := NormalizeScopePath(bad); !errors.Is(err, ErrInvalidScope) {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+	// Names that are not what they look like, or that no file system
+	// takes: refused as well, with their own message.
+	for _, bad := range []string{" a", "a ", "/ a", "a/ b/c", "a/b\t", "\u00a0a", "a\nb", "a\x7fb", "\xff\xfe",
+		strings.Repeat("n", 256), "a/" + strings.Repeat("n", 256)} {
+		_, err := NormalizeScopePath(bad)
+		if !errors.Is(err, ErrInvalidScope) || !strings.Contains(err.Error(), "names") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	for _, good := range []string{"a b", "é/ü", strings.Repeat("n", 255)} {
+		if got, err := NormalizeScopePath(good); err != nil || got != good {
+			t.Errorf("%q: %q, %v", good, got, err)
+		}
+	}
+}
+
+// TestScopeHeaderBadNames: an X-Scope-Path that is no usable name is
+// answered 400 on /mcp and /v1 (a leading space inside the path, a name
+// too long for the file system: was 500), and no directory is made.
+func TestScopeHeaderBadNames(t *testing.T) {
+	d := startDaemon(t, Config{DisableSSHWS: true})
+	for _, sc := range []string{"/ a", "a/ b", "a /b", strings.Repeat("n", 300), "\u00a0a"} {
+		for _, rt := range []rebindRoute{
+			{name: "mcp", method: "POST", target: "/mcp", body: toolCall("write_file", `{"path":"f","content":"x"}`)},
+			{name: "v1", method: "PUT", target: "/v1/fs/file?path=f", body: "x"},
+		} {
+			status, body := rawStatus(t, d.addr, rt, "localhost", "", "X-Scope-Path", sc)
+			if status != http.StatusBadRequest || !strings.Contains(body, "Invalid scope path") && !strings.Contains(body, "Scope path") {
+				t.Errorf("%s scope %.20q: %d %s", rt.name, sc, status, body)
+			}
+		}
+	}
+	if n := countEntries(t, d.RootDir()); n != 0 {
+		t.Errorf("%d entries made in the workspace", n)
 	}
 }
 
@@ -354,4 +418,14 @@ func TestNoGoroutineLeak(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		t.Errorf("goroutines %d -> %d\n%s", base, n, buf[:runtime.Stack(buf, true)])
 	}
+}
+
+// countEntries counts the entries of directory dir.
+func countEntries(t *testing.T, dir string) int {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
 }

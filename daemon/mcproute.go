@@ -30,13 +30,11 @@ func (s *Server) mcpRoute() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		holder := &requestScope{}
 		ctx := context.WithValue(r.Context(), requestScopeKey{}, holder)
-		if s.token.enabled {
-			// The token protects the endpoint; the DNS-rebinding check
-			// (which only runs for requests that arrived on a loopback
-			// address) would refuse legitimate clients behind a local
-			// reverse proxy that forwards another Host.
-			ctx = context.WithValue(ctx, http.LocalAddrContextKey, nil)
-		}
+		// hostGuard has applied the daemon's Host/Origin rule (which,
+		// with a token, lets a client behind a local reverse proxy
+		// forwarding another Host through): the mcp handler's own check,
+		// which only runs for requests on a loopback address, is off.
+		ctx = context.WithValue(ctx, http.LocalAddrContextKey, nil)
 		rc := http.NewResponseController(w)
 		if rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout)) == nil {
 			r.Body = &bodyDeadline{ReadCloser: r.Body, lift: func() { rc.SetReadDeadline(time.Time{}) }}
@@ -85,7 +83,7 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, error) {
 		return nil, httpErr(http.StatusBadRequest, refused.title, refused.detail)
 	}
 	if scope == "" {
-		return agentbe.NewMCPServer(s.local), nil
+		return agentbe.NewMCPServerWith(s.local, s.mcpOptions()), nil
 	}
 	sc, err := s.openScope(r.Context(), scope)
 	if err != nil {
@@ -94,7 +92,13 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, error) {
 	if holder, ok := r.Context().Value(requestScopeKey{}).(*requestScope); ok {
 		holder.scope = sc
 	}
-	return agentbe.NewMCPServer(sc), nil
+	return agentbe.NewMCPServerWith(sc, s.mcpOptions()), nil
+}
+
+// mcpOptions are the options of the MCP servers of /mcp: a tool's panic
+// is logged and counted like every panic the daemon recovers.
+func (s *Server) mcpOptions() mcp.ServerOptions {
+	return mcp.ServerOptions{OnPanic: func(tool string, v any) { s.panics.recovered("MCP tool "+tool, v) }}
 }
 
 // rootMatches compares an X-Root-Dir value with the configured root;

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime/debug"
+	"strconv"
 	"time"
 )
 
@@ -78,16 +78,23 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // answered below 400 is logged at Debug, any other at Info: formatting a
 // line for every request was 6% of the daemon's CPU serving
 // read_text_file (perf), so the routine ones cost nothing unless asked for.
-func accessLog(log *slog.Logger, h http.Handler) http.Handler {
+// A request whose handler panicked is logged (with the stack) and counted
+// by pl, answered 500 if nothing was sent yet, and its access line is at
+// Error whatever its status (a panic after the answer was sent would
+// otherwise hide behind a 200).
+func accessLog(pl *panicLog, h http.Handler) http.Handler {
+	log := pl.log
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
+			panicked := false
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				log.Error("daemon: handler panic", "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				panicked = true
+				pl.recovered("HTTP "+r.Method+" "+r.URL.Path, v)
 				if sw.status == 0 {
 					writeJSON(sw, http.StatusInternalServerError, errorBody{"Internal Server Error", "The request could not be completed"})
 				}
@@ -97,31 +104,46 @@ func accessLog(log *slog.Logger, h http.Handler) http.Handler {
 				status = http.StatusOK
 			}
 			level := slog.LevelDebug
-			if status >= 400 {
+			switch {
+			case panicked:
+				level = slog.LevelError
+			case status >= 400:
 				level = slog.LevelInfo
 			}
-			log.LogAttrs(r.Context(), level, "http",
-				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
 				slog.Int("status", status), slog.Int64("bytes", sw.bytes),
-				slog.Duration("dur", time.Since(start)), slog.String("remote", r.RemoteAddr))
+				slog.Duration("dur", time.Since(start)), slog.String("remote", r.RemoteAddr)}
+			if panicked {
+				attrs = append(attrs, slog.Bool("panic", true))
+			}
+			log.LogAttrs(r.Context(), level, "http", attrs...)
 		}()
 		h.ServeHTTP(sw, r)
 	})
 }
 
-// limiter admits at most cap(sem) requests at once; the rest get 503 with
-// Retry-After at once rather than queueing without bound.
-type limiter struct{ sem chan struct{} }
+// limiter admits at most cap(sem) requests at once; the rest get, at once
+// rather than queueing without bound, 503 with Retry-After and a body
+// whose message starts "daemon full" (a busy daemon, not a dead one), and
+// are logged.
+type limiter struct {
+	sem chan struct{}
+	log *slog.Logger
+}
 
-func newLimiter(n int) *limiter { return &limiter{sem: make(chan struct{}, n)} }
+func newLimiter(n int, log *slog.Logger) *limiter {
+	return &limiter{sem: make(chan struct{}, n), log: log}
+}
 
 func (l *limiter) wrap(h http.Handler, what string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case l.sem <- struct{}{}:
 		default:
+			msg := "daemon full: " + strconv.Itoa(cap(l.sem)) + " concurrent " + what + " already; retry later"
+			logRefused(l.log, r, msg)
 			w.Header().Set("Retry-After", "1")
-			writeJSON(w, http.StatusServiceUnavailable, errorBody{"Service Unavailable", "Too many concurrent " + what + "; retry later"})
+			writeJSON(w, http.StatusServiceUnavailable, errorBody{"Service Unavailable", msg})
 			return
 		}
 		defer func() { <-l.sem }()
@@ -129,7 +151,7 @@ func (l *limiter) wrap(h http.Handler, what string) http.Handler {
 	})
 }
 
-// errorBody is the {"error","message"} JSON body of daemon.md's errors.
+// errorBody is the {"error","message"} JSON body of the daemon's errors.
 type errorBody struct {
 	Error   string `json:"error"`
 	Message string `json:"message"`

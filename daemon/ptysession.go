@@ -24,7 +24,7 @@ const ptyDrain = 500 * time.Millisecond
 func (ss *session) runOnPTY(b agentbe.Backend, pty *ptyRequest, command, dir string, env map[string]string) error {
 	master, slave, err := openPTY()
 	if err != nil {
-		// No pty: fall back to a plain command (daemon.md).
+		// No pty: fall back to a plain command.
 		return ss.runCommand(b, nil, command, dir, env)
 	}
 	ss.mu.Lock()

@@ -6,8 +6,11 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	agentbe "github.com/agentbe/agent-backend"
 )
@@ -15,13 +18,39 @@ import (
 // ErrInvalidScope is wrapped by NormalizeScopePath's error.
 var ErrInvalidScope = errors.New("Scope path must not contain path traversal sequences")
 
+// errScopeName is NormalizeScopePath's error for a name that is not
+// usable; it matches ErrInvalidScope.
+var errScopeName = &scopeNameError{}
+
+type scopeNameError struct{}
+
+func (*scopeNameError) Error() string {
+	return "Scope path names must be valid UTF-8 of at most " + strconv.Itoa(maxScopeName) +
+		" bytes, without control characters, and must not begin or end with white space"
+}
+func (*scopeNameError) Is(target error) bool { return target == ErrInvalidScope }
+
+// maxScopeName is the longest name of a scope path (NAME_MAX on Linux).
+const maxScopeName = 255
+
 // NormalizeScopePath validates a scope path (from --scopePath or the
-// X-Scope-Path header) as daemon.md says: leading slashes are stripped, and
-// a path with a ".." element, or one that normalisation would change
-// ("a//b", "./a", "a/./b"), is refused with ErrInvalidScope. A ".." inside
-// a name ("a..b") is an ordinary name. A trailing slash is kept by
-// normalisation (as Node's path.normalize does) and then dropped. The
-// result is "" for the workspace root itself ("" or "/"), or "." for ".".
+// X-Scope-Path header): leading slashes are stripped, and a path with a
+// ".." element, or one that normalisation would change ("a//b", "./a",
+// "a/./b"), is refused with ErrInvalidScope. A ".." inside a name ("a..b")
+// is an ordinary name. A trailing slash is kept by normalisation (as Node's
+// path.normalize does) and then dropped.
+//
+// Each name must moreover be valid UTF-8 of at most 255 bytes without
+// control characters, and must not begin or end with white space: such a
+// name looks like another one in listings and logs (an HTTP header's own
+// outer white space is dropped before it gets here, so " a" arrives as "/ a"
+// or "a/ b"), or no file system takes it. Those are refused with an error
+// that matches ErrInvalidScope and says so.
+//
+// The result is "" for the workspace root itself: "", "/", and also "."
+// (or "./", "/."), which names the root as much as "/" does and is
+// accepted, not refused: it names no traversal. A request scoped to ""
+// works on the workspace backend directly; no scope is made for it.
 func NormalizeScopePath(p string) (string, error) {
 	p = strings.TrimLeft(p, "/")
 	if p == "" {
@@ -35,21 +64,47 @@ func NormalizeScopePath(p string) (string, error) {
 			return "", ErrInvalidScope
 		}
 	}
+	for _, seg := range strings.Split(strings.TrimSuffix(p, "/"), "/") {
+		if !usableScopeName(seg) {
+			return "", errScopeName
+		}
+	}
 	trimmed := strings.TrimSuffix(p, "/")
 	if path.Clean(trimmed) != trimmed {
 		return "", ErrInvalidScope
 	}
+	if trimmed == "." {
+		return "", nil
+	}
 	return trimmed, nil
+}
+
+// usableScopeName reports whether seg (one name of a scope path; "" is
+// left to the normalisation check) is a name NormalizeScopePath accepts.
+func usableScopeName(seg string) bool {
+	if len(seg) > maxScopeName || !utf8.ValidString(seg) {
+		return false
+	}
+	for _, r := range seg {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	if seg == "" {
+		return true
+	}
+	first, _ := utf8.DecodeRuneInString(seg)
+	last, _ := utf8.DecodeLastRuneInString(seg)
+	return !unicode.IsSpace(first) && !unicode.IsSpace(last)
 }
 
 // scopeRefusal is an X-Scope-Path the daemon answers with 400: it
 // conflicts with the static scope, or it fails NormalizeScopePath.
 type scopeRefusal struct{ title, detail string }
 
-// requestScopePath returns the scope a request works in (daemon.md, MCP
-// Request Handling): the static scope, or the request's X-Scope-Path
-// normalized. "" is the whole workspace. /mcp and /v1 share it and differ
-// only in how they word a refusal.
+// requestScopePath returns the scope a request works in: the static scope,
+// or the request's X-Scope-Path normalized. "" is the whole workspace. /mcp
+// and /v1 share it and differ only in how they word a refusal.
 func (s *Server) requestScopePath(r *http.Request) (string, *scopeRefusal) {
 	dyn := r.Header.Get("X-Scope-Path")
 	if dyn == "" {
@@ -61,7 +116,7 @@ func (s *Server) requestScopePath(r *http.Request) (string, *scopeRefusal) {
 	}
 	norm, err := NormalizeScopePath(dyn)
 	if err != nil {
-		return "", &scopeRefusal{"Invalid scope path", "Scope path must not contain path traversal sequences"}
+		return "", &scopeRefusal{"Invalid scope path", err.Error()}
 	}
 	return norm, nil
 }
@@ -91,6 +146,8 @@ func openScopeRefusal(err error) *scopeRefusal {
 		return &scopeRefusal{"Invalid scope path", "Scope path must not contain path traversal sequences"}
 	case errors.Is(err, agentbe.ErrScopeLink), errors.Is(err, syscall.ENOTDIR), errors.Is(err, fs.ErrExist):
 		return &scopeRefusal{"Invalid scope path", "Scope path must name a directory of the workspace, not a symbolic link or a file"}
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return &scopeRefusal{"Invalid scope path", "Scope path is too long for the file system"}
 	}
 	return nil
 }

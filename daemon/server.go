@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
@@ -34,6 +35,14 @@ type Server struct {
 	// allowedHosts is Config.AllowedHosts as mcp.RebindingError compares
 	// them.
 	allowedHosts []string
+	panics       *panicLog
+	// sweepStop cancels the start-up removal of stale temporary files;
+	// sweepDone is closed when it has ended.
+	sweepStop context.CancelFunc
+	sweepDone chan struct{}
+	// testHook, when set (by tests), is called at points of an SSH
+	// session's life ("request <type>", "run <kind>"), e.g. to panic there.
+	testHook atomic.Pointer[func(point string)]
 }
 
 // New validates cfg and opens the workspace. Dangerous-command blocking is
@@ -58,7 +67,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
-		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: mcp.NormalizeHosts(cfg.AllowedHosts)}
+		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: mcp.NormalizeHosts(cfg.AllowedHosts),
+		panics: &panicLog{log: cfg.Logger}}
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
 	}
@@ -67,38 +77,74 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.handler = s.routes()
+	s.startSweep()
 	return s, nil
 }
 
+// startSweep removes, in the background (a huge workspace must not delay
+// the start), the temporary files that atomic writes killed mid-way left
+// behind (agentbe.Local.RemoveStaleTemps: only names of our exact form,
+// only files untouched for agentbe.DefaultStaleTempAge, no link followed),
+// and logs how many went.
+func (s *Server) startSweep() {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.sweepStop, s.sweepDone = cancel, make(chan struct{})
+	go func() {
+		defer close(s.sweepDone)
+		defer func() {
+			if v := recover(); v != nil {
+				s.panics.recovered("stale temporary files sweep", v)
+			}
+		}()
+		res, err := s.local.RemoveStaleTemps(ctx, agentbe.StaleTempOptions{})
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			s.cfg.Logger.Warn("daemon: removing stale temporary files failed", "err", err, "removed", res.Removed)
+		default:
+			s.cfg.Logger.Info("daemon: removed stale temporary files", "removed", res.Removed,
+				"scanned", res.Scanned, "truncated", res.Truncated)
+		}
+	}()
+}
+
 // routes builds the mux: /health (no auth, no limit), /mcp (limited),
-// /ssh (its own connection limit), everything else 404.
+// /ssh (its own connection limit), /v1/* and GET / (the ACP proxy and file
+// API), everything else 404; every route behind hostGuard.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/health", healthHandler(healthBody{
 		Status: "ok", Version: s.cfg.Version, RootDir: s.rootDir,
 		Transports: healthTransport{MCP: true, SSHWS: !s.cfg.DisableSSHWS, SSH: s.cfg.Conventional != nil},
 	}))
-	mux.Handle("/mcp", newLimiter(s.cfg.MaxInFlight).wrap(s.mcpRoute(), "requests"))
+	inflight := newLimiter(s.cfg.MaxInFlight, s.cfg.Logger)
+	mux.Handle("/mcp", inflight.wrap(s.mcpRoute(), "requests"))
 	if !s.cfg.DisableSSHWS {
-		mux.Handle("/ssh", newLimiter(s.cfg.MaxSSHConns).wrap(s.sshRoute(), "SSH connections"))
+		mux.Handle("/ssh", newLimiter(s.cfg.MaxSSHConns, s.cfg.Logger).wrap(s.sshRoute(), "SSH connections"))
 	}
-	mux.Handle("/v1/", s.requireBearer(s.acp))
-	mux.Handle("GET /{$}", s.acp)
+	mux.Handle("/v1/", inflight.wrap(s.requireBearer(s.acp), "requests"))
+	mux.Handle("GET /{$}", inflight.wrap(s.acp, "requests"))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{"Not Found", "No route for " + r.Method + " " + r.URL.Path})
 	})
-	return accessLog(s.cfg.Logger, mux)
+	return accessLog(s.panics, s.hostGuard(mux))
 }
 
 // Handler returns the daemon's HTTP handler (all routes, access log and
 // limits included), e.g. to mount it on a server of one's own.
+//
+// Without an AuthToken, every route refuses with 403, before any upgrade,
+// what a web page may have sent: on a loopback connection a Host or Origin
+// naming neither a loopback host nor one of AllowedHosts (a page whose
+// name was rebound to 127.0.0.1), on any other an Origin naming another
+// host than the request's Host (a cross-site request).
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // RootDir is the absolute workspace root.
 func (s *Server) RootDir() string { return s.rootDir }
 
 // Serve answers HTTP on ln until ctx is done, then shuts down gracefully
-// (daemon.md's order): WebSocket clients are closed with 1000 "Server
+// in this order: WebSocket clients are closed with 1000 "Server
 // shutting down", the HTTP server stops accepting and in-flight requests
 // get ShutdownTimeout to finish, and a supervised sshd is stopped. It
 // returns nil after a shutdown caused by ctx, or the error that stopped
@@ -141,6 +187,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Close releases the workspace: commands still running are killed. It
 // waits for a host key still being generated, so nothing is left writing.
 func (s *Server) Close() error {
+	s.sweepStop()
+	<-s.sweepDone
 	s.acp.Close() // kills every agent process group
 	if s.hostKey != nil {
 		<-s.hostKey.done

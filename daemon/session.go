@@ -16,7 +16,26 @@ const (
 	maxSessionEnv  = 256
 	maxEnvValueLen = 64 << 10
 	defaultTerm    = "xterm-256color"
+	// maxTermLen bounds pty-req's TERM (terminfo names are a few dozen
+	// bytes at most); it must also be printable ASCII without spaces.
+	maxTermLen = 64
+	// maxWinDim bounds a pty's columns and rows (pty-req, window-change):
+	// far beyond any screen, well within the kernel's 16 bits.
+	maxWinDim = 10000
 )
+
+// validTerm reports whether t is a TERM value pty-req accepts.
+func validTerm(t string) bool {
+	if len(t) > maxTermLen {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] <= ' ' || t[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
 
 // session is one SSH "session" channel: pty-req and env requests are kept
 // for the exec, shell or subsystem request that starts the work; after that
@@ -50,20 +69,34 @@ func (s *Server) serveSession(ctx context.Context, ch ssh.Channel, reqs <-chan *
 	ctx, cancel := context.WithCancel(ctx)
 	ss := &session{s: s, ch: ch, ctx: ctx, cancel: cancel, env: map[string]string{}}
 	var work sync.WaitGroup
+	// When the client closed the channel (or the connection died), or
+	// handling a request panicked, whatever runs is killed.
+	defer func() {
+		if v := recover(); v != nil {
+			s.panics.recovered("SSH session", v)
+			go ssh.DiscardRequests(reqs)
+		}
+		cancel()
+		work.Wait()
+		ch.Close()
+	}()
 	for req := range reqs {
 		ok := ss.handle(req, &work)
 		if req.WantReply && !ss.replied(req) {
 			req.Reply(ok, nil)
 		}
 	}
-	// The client closed the channel (or the connection died): whatever
-	// runs is killed.
-	cancel()
-	work.Wait()
-	ch.Close()
+}
+
+// hook calls the server's test hook, if any.
+func (s *Server) hook(point string) {
+	if h := s.testHook.Load(); h != nil {
+		(*h)(point)
+	}
 }
 
 func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
+	ss.s.hook("request " + req.Type)
 	switch req.Type {
 	case "pty-req":
 		var p struct {
@@ -72,7 +105,8 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 			Width, Height uint32
 			Modes         string
 		}
-		if ss.started || ssh.Unmarshal(req.Payload, &p) != nil {
+		if ss.started || ssh.Unmarshal(req.Payload, &p) != nil || !validTerm(p.Term) ||
+			p.Cols > maxWinDim || p.Rows > maxWinDim {
 			return false
 		}
 		if p.Term == "" {
@@ -96,7 +130,7 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 		return true
 	case "window-change":
 		var w struct{ Cols, Rows, Width, Height uint32 }
-		if ssh.Unmarshal(req.Payload, &w) != nil {
+		if ssh.Unmarshal(req.Payload, &w) != nil || w.Cols > maxWinDim || w.Rows > maxWinDim {
 			return false
 		}
 		if !ss.started && ss.pty != nil {
@@ -155,6 +189,12 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 		work.Add(1)
 		go func() {
 			defer work.Done()
+			defer func() {
+				if v := recover(); v != nil {
+					ss.s.panics.recovered("SSH session work", v)
+					ss.fail(errors.New("agentbe daemon: internal error"))
+				}
+			}()
 			ss.run(req.Type, arg.Value, pty)
 		}()
 		return true
@@ -169,6 +209,7 @@ func (ss *session) replied(req *ssh.Request) bool { return req == ss.startReq }
 // run performs the session's work and reports how it ended: exit-status
 // (or exit-signal) is always sent before the channel is closed.
 func (ss *session) run(kind, arg string, pty *ptyRequest) {
+	ss.s.hook("run " + kind)
 	b, release, err := ss.s.sessionBackend()
 	if err != nil {
 		ss.fail(err)
@@ -345,7 +386,8 @@ var setsidPath = sync.OnceValue(func() string {
 	return ""
 })
 
-// resolveShellPath follows daemon.md's shell resolution.
+// resolveShellPath resolves the shell preference: sh and bash name their
+// binaries; auto is /bin/bash when present, else /bin/sh.
 func resolveShellPath(pref agentbe.Shell) string {
 	switch pref {
 	case agentbe.ShellSh:

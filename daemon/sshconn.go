@@ -17,7 +17,7 @@ const serverVersion = "SSH-2.0-agentbe"
 
 // sshConfig builds the per-connection server configuration: the WebSocket
 // was authenticated already, so every SSH authentication method succeeds
-// (daemon.md's passthrough).
+// (a passthrough).
 func sshConfig(signer ssh.Signer) *ssh.ServerConfig {
 	cfg := &ssh.ServerConfig{
 		NoClientAuth:  true,

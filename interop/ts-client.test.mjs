@@ -1,12 +1,13 @@
 // The unmodified TypeScript client (agent-backend@0.13.2) against our daemon.
 // Run by cmd/agent-backend's TestTypeScriptClientAgainstDaemon with
-// AGENTBE_HOST, AGENTBE_PORT, AGENTBE_TOKEN and AGENTBE_ROOT set:
+// AGENTBE_HOST, AGENTBE_PORT, AGENTBE_TOKEN, AGENTBE_ROOT and
+// AGENTBE_ISOLATION (the daemon's --isolation) set:
 //   node --test ts-client.test.mjs
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { RemoteFilesystemBackend } from 'agent-backend';
 
-const { AGENTBE_HOST: host, AGENTBE_PORT: port, AGENTBE_TOKEN: token, AGENTBE_ROOT: rootDir } = process.env;
+const { AGENTBE_HOST: host, AGENTBE_PORT: port, AGENTBE_TOKEN: token, AGENTBE_ROOT: rootDir, AGENTBE_ISOLATION: isolation } = process.env;
 const backend = new RemoteFilesystemBackend({ rootDir, host, port: Number(port), authToken: token });
 after(async () => { await backend.destroy(); });
 
@@ -48,6 +49,29 @@ test('exec with env, HOME and cwd', async () => {
   const entered = await backend.exec('printenv HOME | xargs test -d && echo yes', { cwd: 'ts/work' });
   assert.equal(String(entered).trim(), 'yes');
   await assert.rejects(backend.exec('exit 3'));
+});
+
+// Under bwrap the kernel keeps commands in the workspace, so changing
+// directory, $HOME and ".." work; where nothing confines them (software,
+// none) the daemon refuses them as workspace escapes.
+test('agents can cd where the kernel confines them', async () => {
+  await backend.mkdir('ts/src', { recursive: true });
+  await backend.write('ts/src/f.txt', 'in src');
+  const commands = ['(cd "$HOME" && pwd -P)', 'cd src && cat f.txt', 'cat ../ts/src/f.txt'];
+  if (isolation !== 'bwrap') {
+    for (const c of commands) {
+      await assert.rejects(backend.exec(c, { cwd: 'ts' }), /directory change|parent directory traversal/, c);
+    }
+    return;
+  }
+  // The check agents run to learn where they are.
+  const home = String(await backend.exec('(cd "$HOME" && pwd -P)')).trim();
+  assert.equal(home, String(await backend.exec('pwd -P')).trim());
+  assert.equal(String(await backend.exec('cd src && cat f.txt', { cwd: 'ts' })).trim(), 'in src');
+  assert.equal(String(await backend.exec('cat ../ts/src/f.txt', { cwd: 'ts' })).trim(), 'in src');
+  assert.equal(String(await backend.exec('cd "$HOME" && cd .. && ls -d ts', { cwd: 'ts' })).trim(), 'ts');
+  // The dangerous class still applies.
+  await assert.rejects(backend.exec('cd src && sudo ls', { cwd: 'ts' }));
 });
 
 test('scoped backend', async () => {

@@ -40,7 +40,7 @@ func TestExecTool(t *testing.T) {
 		isError bool
 	}{
 		{`{"command":"ok","env":{"A":"1"}}`, "hello", false},
-		{`{"command":"fail"}`, "Command execution failed with exit code 2: bad thing", true},
+		{`{"command":"fail"}`, "Command execution failed with exit code 2: bad thing\n\nstdout:\nout", true},
 		{`{"command":"fail-quiet"}`, "Command execution failed with exit code 1: only stdout", true},
 		{`{"command":"killed"}`, "Command execution failed with exit code null: ", true},
 		{`{"command":"rm -rf /"}`, "blocked: rm -rf /", true},

@@ -213,11 +213,12 @@ func (t *fsTools) directoryTree(ctx context.Context, a *args) (*CallToolResult, 
 	if err != nil {
 		return errResult(err)
 	}
-	w := &treeWalk{excludes: compileTreeExcludes(excludes), left: t.readLimit()}
+	limit := t.outputLimit(ctx)
+	w := &treeWalk{excludes: compileTreeExcludes(excludes), left: limit}
 	tree, err := t.buildTree(ctx, w, real, "", 0)
 	if err != nil {
 		if err == errTreeOutput {
-			return errResult(outputTooLarge("directory_tree", t.readLimit()))
+			return errResult(outputTooLarge("directory_tree", limit))
 		}
 		return errResult(err)
 	}
@@ -404,11 +405,12 @@ func (t *fsTools) searchFiles(ctx context.Context, a *args) (*CallToolResult, er
 		return errResult(err)
 	}
 	var results []string
-	sw := &searchWalk{pattern: compileGlob(pattern), excludes: compileGlobs(excludes), left: t.readLimit(),
+	limit := t.outputLimit(ctx)
+	sw := &searchWalk{pattern: compileGlob(pattern), excludes: compileGlobs(excludes), left: limit,
 		visits: maxWalkEntries, results: &results}
 	if err := t.search(ctx, sw, real, "", ents, 0); err != nil {
 		if err == errSearchOutput {
-			return errResult(outputTooLarge("search_files", t.readLimit()))
+			return errResult(outputTooLarge("search_files", limit))
 		}
 		return errResult(err)
 	}

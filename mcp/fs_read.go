@@ -28,8 +28,16 @@ func (t *fsTools) readText(ctx context.Context, a *args) (*CallToolResult, error
 	if err := a.err(); err != nil {
 		return errResult(err)
 	}
+	tool := a.tool
+	budget := limitsFrom(ctx).text()
+	// Nothing longer than the budget can fit: escaping only grows text.
+	limit := min(t.readLimit(), int64(budget))
 	if head == 0 && tail == 0 {
-		if text, ok := t.readDirect(ctx, p); ok {
+		if text, ok := t.readDirect(ctx, p, limit); ok {
+			if escapedLen(text, budget) > budget {
+				real, _ := t.directPath(p)
+				return errResult(textTooLarge(tool, real, int64(len(text)), budget, false))
+			}
 			return textResult(text)
 		}
 	}
@@ -44,14 +52,26 @@ func (t *fsTools) readText(ctx context.Context, a *args) (*CallToolResult, error
 	var text string
 	switch {
 	case tail != 0:
-		text, err = t.tailFile(ctx, real, lineCount(tail))
+		text, err = t.tailFile(ctx, real, lineCount(tail), limit)
 	case head != 0:
-		text, err = t.headFile(ctx, real, lineCount(head))
+		text, err = t.headFile(ctx, real, lineCount(head), limit)
 	default:
-		text, err = t.readFileText(ctx, real)
+		var b []byte
+		if b, err = t.readAllRaw(ctx, real, limit); err == nil {
+			text = decodeUTF8Owned(b)
+		}
 	}
-	if err != nil {
+	var ol *overLimit
+	switch {
+	case errors.As(err, &ol):
+		if limit < t.readLimit() {
+			return errResult(textTooLarge(tool, real, ol.size, budget, head != 0 || tail != 0))
+		}
+		return errResult(tooLarge(real, ol.size, t.readLimit()))
+	case err != nil:
 		return errResult(err)
+	case escapedLen(text, budget) > budget:
+		return errResult(textTooLarge(tool, real, int64(len(text)), budget, head != 0 || tail != 0))
 	}
 	return textResult(text)
 }
@@ -60,16 +80,16 @@ func (t *fsTools) readText(ctx context.Context, a *args) (*CallToolResult, error
 // path straight through the workspace, whose jail already keeps every access
 // inside, and skips validate's link walk. Anything unusual ("~", a
 // Windows-style path, a missing file, a link leading out, a directory, a
-// read error) reports !ok, and the validated path then produces the official
-// server's exact result.
-func (t *fsTools) readDirect(ctx context.Context, p string) (string, bool) {
+// read error, more than limit bytes) reports !ok, and the validated path
+// then produces the official server's exact result.
+func (t *fsTools) readDirect(ctx context.Context, p string, limit int64) (string, bool) {
 	abs, ok := t.directPath(p)
 	if !ok {
 		return "", false
 	}
 	if r, ok := t.ws.(wholeReader); ok {
 		b, err := r.Read(ctx, abs)
-		if err != nil {
+		if err != nil || int64(len(b)) > limit {
 			return "", false
 		}
 		return decodeUTF8Owned(b), true
@@ -83,11 +103,30 @@ func (t *fsTools) readDirect(ctx context.Context, p string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	b, err := readLimited(rc, size, t.readLimit())
+	b, err := readLimited(rc, size, limit)
 	if err != nil {
 		return "", false
 	}
 	return decodeUTF8Owned(b), true
+}
+
+// textTooLarge is the error of a text read whose result would not fit one
+// MCP message: size is the bytes it read or would read (-1: more than the
+// budget), part whether it was already a head or tail read.
+func textTooLarge(tool, real string, size int64, budget int, part bool) error {
+	what := real + " is larger than that"
+	if size >= 0 {
+		what = real + " is " + strconv.FormatInt(size, 10) + " bytes"
+	}
+	if part {
+		what = "the lines asked for of " + real + " are larger than that"
+		if size >= 0 {
+			what = "the lines asked for of " + real + " take " + strconv.FormatInt(size, 10) + " bytes"
+		}
+	}
+	return &toolError{msg: "File too large: " + tool + " returns at most " + strconv.Itoa(budget) +
+		" bytes of text (JSON-escaped) in one result, the most one MCP message can carry, and " + what +
+		". Read less: pass head or tail with a number of lines (not both)."}
 }
 
 // wholeReader is a workspace that reads a whole file in one call, within
@@ -219,10 +258,12 @@ func notRegular(real string) error {
 	return &toolError{msg: "Not a regular file: " + real}
 }
 
+// readErr gives a read error Node's wording; an *overLimit is passed on
+// as it is, for the caller to say which limit it was.
 func (t *fsTools) readErr(real string, err error) error {
 	var ol *overLimit
 	if errors.As(err, &ol) {
-		return tooLarge(real, ol.size, t.readLimit())
+		return err
 	}
 	if isErrno(err, syscall.EISDIR) {
 		return eisdirRead(err)
@@ -235,8 +276,19 @@ func (t *fsTools) readErr(real string, err error) error {
 	return &toolError{msg: err.Error(), err: err}
 }
 
-// readAll reads a whole file of at most limit bytes.
+// readAll reads a whole file of at most limit bytes; a larger one fails
+// with an error naming the read limit.
 func (t *fsTools) readAll(ctx context.Context, real string, limit int64) ([]byte, error) {
+	b, err := t.readAllRaw(ctx, real, limit)
+	var ol *overLimit
+	if errors.As(err, &ol) {
+		return nil, tooLarge(real, ol.size, t.readLimit())
+	}
+	return b, err
+}
+
+// readAllRaw is readAll failing with *overLimit on a file over limit.
+func (t *fsTools) readAllRaw(ctx context.Context, real string, limit int64) ([]byte, error) {
 	rc, err := t.open(ctx, real)
 	if err != nil {
 		return nil, err
@@ -259,8 +311,9 @@ func (t *fsTools) readFileText(ctx context.Context, real string) (string, error)
 }
 
 // headFile returns the first n lines (split on "\n" only), joined with "\n"
-// and without a final newline, reading no further than needed.
-func (t *fsTools) headFile(ctx context.Context, real string, n int) (string, error) {
+// and without a final newline, reading no further than needed. More than
+// limit bytes of them fail with *overLimit.
+func (t *fsTools) headFile(ctx context.Context, real string, n int, limit int64) (string, error) {
 	// Even for n == 0 the file is opened, so a missing one is an error.
 	rc, err := t.open(ctx, real)
 	if err != nil {
@@ -268,7 +321,6 @@ func (t *fsTools) headFile(ctx context.Context, real string, n int) (string, err
 	}
 	defer rc.Close()
 	br := bufio.NewReaderSize(rc, 32<<10)
-	limit := t.readLimit()
 	var out []byte
 	for lines, inLine := 0, false; lines < n; {
 		if err := ctx.Err(); err != nil {
@@ -282,7 +334,7 @@ func (t *fsTools) headFile(ctx context.Context, real string, n int) (string, err
 				sep = 1
 			}
 			if int64(len(out)+sep+len(frag)) > limit {
-				return "", tooLarge(real, -1, limit)
+				return "", &overLimit{size: -1}
 			}
 			if need := len(out) + sep + len(frag); need > cap(out) {
 				// Grow by doubling, but never past the limit.
@@ -312,8 +364,9 @@ func (t *fsTools) headFile(ctx context.Context, real string, n int) (string, err
 
 // tailFile returns the last n lines of the file with CRLF turned into LF (a
 // final newline counts as an empty last line), reading backwards from the
-// end when the workspace's reader allows it.
-func (t *fsTools) tailFile(ctx context.Context, real string, n int) (string, error) {
+// end when the workspace's reader allows it. More than limit bytes of
+// tail fail with *overLimit.
+func (t *fsTools) tailFile(ctx context.Context, real string, n int, limit int64) (string, error) {
 	fi, err := t.ws.Stat(ctx, real)
 	if err != nil {
 		return "", nodeErr(err, "stat", real, "")
@@ -333,7 +386,6 @@ func (t *fsTools) tailFile(ctx context.Context, real string, n int) (string, err
 	if n == 0 {
 		return "", nil
 	}
-	limit := t.readLimit()
 	var data []byte
 	if ra, ok := rc.(io.ReaderAt); ok && !fi.IsDir() {
 		data, err = tailBytes(ctx, ra, size, n, limit)
@@ -421,8 +473,24 @@ func (t *fsTools) readMedia(ctx context.Context, a *args) (*CallToolResult, erro
 	if err != nil {
 		return errResult(err)
 	}
-	b, err := t.readAll(ctx, real, t.readLimit())
-	if err != nil {
+	// The data goes out base64-encoded, twice (content and
+	// structuredContent): a larger file would not fit one message.
+	mediaMax := limitsFrom(ctx).media()
+	limit := min(t.readLimit(), mediaMax)
+	b, err := t.readAllRaw(ctx, real, limit)
+	var ol *overLimit
+	switch {
+	case errors.As(err, &ol) && limit < t.readLimit():
+		what := real + " is larger than that"
+		if ol.size >= 0 {
+			what = real + " is " + strconv.FormatInt(ol.size, 10) + " bytes"
+		}
+		return errResult(&toolError{msg: "File too large: read_media_file returns files of at most " +
+			strconv.FormatInt(mediaMax, 10) + " bytes (base64 makes them a third larger, and one MCP message must carry them), and " +
+			what + ". Copy or convert it with exec instead, or use a smaller file."})
+	case errors.As(err, &ol):
+		return errResult(tooLarge(real, ol.size, t.readLimit()))
+	case err != nil:
 		return errResult(err)
 	}
 	data := base64.StdEncoding.EncodeToString(b)
@@ -477,8 +545,9 @@ var urlKeep = func() (keep [256]bool) {
 }()
 
 // readMultiple reads the files in order; together they may hold at most
-// the read limit, and a file that would take the total over it gets an
-// error entry.
+// the read limit, and their text together at most what one result can carry
+// (escaped); a file that would take the total over either gets an error
+// entry.
 func (t *fsTools) readMultiple(ctx context.Context, a *args) (*CallToolResult, error) {
 	paths := a.strs("paths", true, 1)
 	if err := a.err(); err != nil {
@@ -486,35 +555,71 @@ func (t *fsTools) readMultiple(ctx context.Context, a *args) (*CallToolResult, e
 	}
 	limit := t.readLimit()
 	left := limit
+	budget := limitsFrom(ctx).text()
+	room := budget // of the escaped text
 	parts := make([]string, len(paths))
 	for i, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return errResult(err)
 		}
-		text, err := t.readOne(ctx, p, left, limit)
-		if err != nil {
-			parts[i] = p + ": Error - " + err.Error()
-			continue
+		real, text, err := t.readOne(ctx, p, min(left, int64(room)), left, limit)
+		part := p + ":\n" + text + "\n"
+		var ol *overLimit
+		switch {
+		case errors.As(err, &ol):
+			err = multipleTooLarge(real, budget)
+		case err == nil:
+			// The part and the separator before the next one.
+			if n := escapedLenExact(part) + escapedSepLen; n <= room {
+				room -= n
+				left -= int64(len(text))
+			} else {
+				err = multipleTooLarge(real, budget)
+			}
 		}
-		left -= int64(len(text))
-		parts[i] = p + ":\n" + text + "\n"
+		if err != nil {
+			part = p + ": Error - " + err.Error()
+			room -= min(escapedLenExact(part)+escapedSepLen, room)
+		}
+		parts[i] = part
 	}
 	return textResult(strings.Join(parts, "\n---\n"))
 }
 
-func (t *fsTools) readOne(ctx context.Context, p string, left, limit int64) (string, error) {
+// escapedSepLen is the escaped length of the separator between the files
+// of read_multiple_files ("\n---\n").
+const escapedSepLen = 7
+
+// multipleTooLarge is the error entry of a file whose text does not fit
+// what is left of read_multiple_files's result.
+func multipleTooLarge(real string, budget int) error {
+	return &toolError{msg: "File too large: " + real + " would take read_multiple_files over the " + strconv.Itoa(budget) +
+		" bytes of text (JSON-escaped) one result can carry; read it alone with read_text_file, with head or tail for a large file"}
+}
+
+// readOne reads one file of read_multiple_files and returns its validated
+// path and text: at most room bytes, failing with *overLimit when room <
+// left; else at most left, the read limit still left for all files
+// together, failing with an error that names the limit.
+func (t *fsTools) readOne(ctx context.Context, p string, room, left, limit int64) (string, string, error) {
 	real, err := t.validate(ctx, p)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	b, err := t.readAll(ctx, real, left)
-	if err != nil {
-		var te *toolError
-		if left < limit && errors.As(err, &te) && strings.HasPrefix(te.msg, "File too large") {
-			return "", &toolError{msg: "File too large: " + real + " would take read_multiple_files over its read limit of " +
+	b, err := t.readAllRaw(ctx, real, room)
+	var ol *overLimit
+	if errors.As(err, &ol) {
+		switch {
+		case room < left:
+			return real, "", err
+		case left < limit:
+			return real, "", &toolError{msg: "File too large: " + real + " would take read_multiple_files over its read limit of " +
 				strconv.FormatInt(limit, 10) + " bytes for all files together"}
 		}
-		return "", err
+		return real, "", tooLarge(real, ol.size, limit)
 	}
-	return decodeUTF8(b), nil
+	if err != nil {
+		return real, "", err
+	}
+	return real, decodeUTF8(b), nil
 }

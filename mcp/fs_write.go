@@ -131,11 +131,24 @@ func (t *fsTools) editFile(ctx context.Context, a *args) (*CallToolResult, error
 		return errResult(err)
 	}
 	out := fenceDiff(patch)
+	budget := limitsFrom(ctx).text()
+	fits := escapedLen(out, budget) <= budget
+	if !fits && dryRun {
+		return errResult(&toolError{msg: "Diff too large: the diff of these edits to " + real + " is over the " +
+			strconv.Itoa(budget) + " bytes of text (JSON-escaped) one result can carry; nothing was written. " +
+			"Make fewer or smaller edits per call."})
+	}
 	if !dryRun {
 		// Like the official server, the result is written with LF endings.
 		if err := t.ws.Write(ctx, real, []byte(modified)); err != nil {
 			return errResult(nodeErr(err, "open", real, ""))
 		}
+	}
+	if !fits {
+		// The edit is done: say so rather than fail, without the diff.
+		return textResult("The edits were applied to " + real + ", but their diff is over the " + strconv.Itoa(budget) +
+			" bytes of text (JSON-escaped) one result can carry and is not shown. " +
+			"Read the changed lines with read_text_file (head or tail).")
 	}
 	return textResult(out)
 }

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -154,24 +155,32 @@ func TestDefaultReadLimitIsDocumented(t *testing.T) {
 }
 
 // TestTailOfLongLineIsLinear: tail 1 of a 64 MB file without newlines took
-// 67 s (each block was prepended to the tail read so far). It now returns
-// the whole file at a cost linear in its size.
+// 67 s (each block was prepended to the tail read so far). A line that fits
+// one result comes back whole at a cost linear in its size; a 64 MB one
+// stops once it is over what one result can carry, and says how to read
+// less.
 func TestTailOfLongLineIsLinear(t *testing.T) {
 	root, tools := hardTools(t, agentbe.LocalConfig{})
-	const size = 64_000_000
-	if err := os.WriteFile(filepath.Join(root, "line"), []byte(strings.Repeat("x", size)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var text string
-	var isErr bool
-	n := allocated(func() {
-		text, isErr = run(t, context.Background(), tools, "read_text_file", map[string]any{"path": "line", "tail": 1})
-	})
-	if isErr || len(text) != size {
-		t.Fatalf("tail: error %v, %d bytes", isErr, len(text))
-	}
-	if n > 3*size {
-		t.Errorf("tail of a %d-byte line allocated %d bytes", size, n)
+	for _, size := range []int{4_000_000, 64_000_000} {
+		name := fmt.Sprintf("line%d", size)
+		if err := os.WriteFile(filepath.Join(root, name), []byte(strings.Repeat("x", size)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var text string
+		var isErr bool
+		n := allocated(func() {
+			text, isErr = run(t, context.Background(), tools, "read_text_file", map[string]any{"path": name, "tail": 1})
+		})
+		if size < mcp.DefaultMaxMessageBytes/2 {
+			if isErr || len(text) != size {
+				t.Fatalf("tail: error %v, %d bytes", isErr, len(text))
+			}
+		} else if !isErr || !strings.Contains(text, "head or tail") {
+			t.Fatalf("tail of %d bytes: error %v, %.300q", size, isErr, text)
+		}
+		if n > uint64(3*min(size, mcp.DefaultMaxMessageBytes)) {
+			t.Errorf("tail of a %d-byte line allocated %d bytes", size, n)
+		}
 	}
 }
 

@@ -271,6 +271,11 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server,
 		}()
 	}
 	wg.Wait()
+	ids := make([]json.RawMessage, len(requests))
+	for i, m := range requests {
+		ids[i] = m.ID
+	}
+	srv.fitBatch(resps, ids)
 	var out []byte
 	n := 0
 	for _, r := range resps {

@@ -21,6 +21,72 @@ type ReadLimiter interface {
 	MaxReadBytes() int64
 }
 
+// DefaultMaxMessageBytes is the size of the largest JSON-RPC message a
+// Server sends when ServerOptions.MaxMessageBytes is zero: 8 MiB. The
+// official TypeScript SDK's stdio transport (what most MCP hosts embed)
+// closes the whole connection once it buffers more than 10 MiB of one
+// message, counting the pipe chunk it is reading (up to 64 KiB), and every
+// later call then fails; 8 MiB stays clear of that.
+const DefaultMaxMessageBytes = 8 << 20
+
+// DefaultMaxExecOutputBytes bounds the text of an exec result, measured
+// JSON-escaped, when ServerOptions.MaxExecOutputBytes is zero: 1 MiB.
+const DefaultMaxExecOutputBytes = 1 << 20
+
+// minMessageBytes is the smallest message limit a Server accepts; a lower
+// ServerOptions.MaxMessageBytes is raised to it.
+const minMessageBytes = 64 << 10
+
+// resultReserve is the room a tool's text leaves for the rest of its
+// message: the JSON-RPC envelope, the request's id, the content item's
+// fields.
+const resultReserve = 4 << 10
+
+// resultLimits are the bounds a Server puts on what one tool call returns.
+type resultLimits struct {
+	message int // the whole response, encoded
+	exec    int // exec's text, escaped
+}
+
+var defaultLimits = resultLimits{message: DefaultMaxMessageBytes, exec: DefaultMaxExecOutputBytes}
+
+// limitsKey carries a Server's resultLimits to its tools when they are not
+// the defaults.
+type limitsKey struct{}
+
+// limitsOf returns the effective limits of opts.
+func limitsOf(opts *ServerOptions) resultLimits {
+	l := defaultLimits
+	if opts.MaxMessageBytes > 0 {
+		l.message = max(opts.MaxMessageBytes, minMessageBytes)
+	}
+	if opts.MaxExecOutputBytes > 0 {
+		l.exec = opts.MaxExecOutputBytes
+	}
+	return l
+}
+
+// limitsFrom returns the limits of the Server running the tool called
+// with ctx (the defaults when none says otherwise).
+func limitsFrom(ctx context.Context) resultLimits {
+	if l, ok := ctx.Value(limitsKey{}).(resultLimits); ok {
+		return l
+	}
+	return defaultLimits
+}
+
+// single is the budget of a text a result carries once (exec's).
+func (l resultLimits) single() int { return min(l.exec, l.message-resultReserve) }
+
+// text is the budget of the text of a TextResult, which carries it twice
+// (content and structuredContent): the limit for the escaped text of
+// read_text_file and the other text tools.
+func (l resultLimits) text() int { return (l.message - resultReserve) / 2 }
+
+// media is the largest file read_media_file returns: base64 makes 4 bytes
+// of every 3, carried twice (content and structuredContent).
+func (l resultLimits) media() int64 { return int64(l.text()) / 4 * 3 }
+
 // Bounds of the tools that walk directories and match globs, so that one
 // request cannot take unbounded time or memory.
 const (
@@ -56,10 +122,17 @@ func tooLarge(real string, size, limit int64) error {
 		" bytes, over the read limit of " + lim + " bytes"}
 }
 
+// outputLimit bounds the text a listing tool builds: the read limit, or
+// what one result can carry when that is less. (The text is counted
+// unescaped; the Server's own check catches what escaping adds.)
+func (t *fsTools) outputLimit(ctx context.Context) int64 {
+	return min(t.readLimit(), int64(limitsFrom(ctx).text()))
+}
+
 // outputTooLarge is the error of a listing whose text would exceed the limit.
 func outputTooLarge(tool string, limit int64) error {
 	return &toolError{msg: "Result too large: " + tool + " output exceeds the limit of " +
-		strconv.FormatInt(limit, 10) + " bytes"}
+		strconv.FormatInt(limit, 10) + " bytes; list a smaller directory or exclude entries (excludePatterns)"}
 }
 
 // maxWalkEntries bounds the entries one search_files call visits (a

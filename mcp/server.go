@@ -38,12 +38,32 @@ type ServerOptions struct {
 	// Logger receives tool panics (with stack) and other server-side
 	// problems. nil discards them.
 	Logger *slog.Logger
+	// OnPanic, when set, is called with each panic of a tool handler that
+	// the server recovered, from the deferred function that recovered it
+	// (so runtime/debug.Stack still shows where it happened), after
+	// Logger's line; e.g. to log it one's own way and count it.
+	OnPanic func(tool string, v any)
 	// CallTimeout, when positive, is the deadline of every tools/call: the
 	// tool's context is cancelled once it elapses (the file tools check it
 	// in every loop and stop) and the call is answered with an error
 	// result. Zero leaves calls bounded only by the request's context and
 	// notifications/cancelled.
 	CallTimeout time.Duration
+	// MaxMessageBytes bounds every message the Server sends (one response,
+	// or the array answering a batch); zero means DefaultMaxMessageBytes,
+	// and a value below 64 KiB is raised to 64 KiB. The tools keep their
+	// results within it (exec truncates its output; a read that would not
+	// fit fails with an error that names the limit and says how to read
+	// less), and a response that would still exceed it is replaced, never
+	// sent: a tools/call result by an error result, anything else by a
+	// JSON-RPC internal error.
+	MaxMessageBytes int
+	// MaxExecOutputBytes bounds the text of an exec result, measured
+	// JSON-escaped (a control byte counts six); zero means
+	// DefaultMaxExecOutputBytes. Longer output is cut on a UTF-8 boundary
+	// and ends with a note giving its full length. It is always kept
+	// within MaxMessageBytes.
+	MaxExecOutputBytes int
 }
 
 // Server is a transport-free MCP dispatcher: it turns one decoded JSON-RPC
@@ -153,6 +173,7 @@ func (s *Server) HandleBytes(ctx context.Context, data []byte) []byte {
 				"Invalid Request: Batch must not exceed "+strconv.Itoa(maxBatchSize)+" messages", nil)
 		}
 		resps := make([][]byte, len(elems))
+		ids := make([]json.RawMessage, len(elems))
 		var wg sync.WaitGroup
 		for i, e := range elems {
 			m, err := DecodeMessage(e)
@@ -160,6 +181,7 @@ func (s *Server) HandleBytes(ctx context.Context, data []byte) []byte {
 				resps[i] = s.handleDecoded(ctx, m, err)
 				continue
 			}
+			ids[i] = m.ID
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -167,6 +189,7 @@ func (s *Server) HandleBytes(ctx context.Context, data []byte) []byte {
 			}()
 		}
 		wg.Wait()
+		s.fitBatch(resps, ids)
 		var out []byte
 		for _, r := range resps {
 			if r == nil {
@@ -186,6 +209,39 @@ func (s *Server) HandleBytes(ctx context.Context, data []byte) []byte {
 	}
 	m, err := DecodeMessage(data)
 	return s.handleDecoded(ctx, m, err)
+}
+
+// fitBatch keeps the array answering a batch within the message limit:
+// while it is over, the largest response is replaced by a JSON-RPC error
+// saying so (each response alone is already within the limit).
+func (s *Server) fitBatch(resps [][]byte, ids []json.RawMessage) {
+	limit := limitsOf(&s.opts).message
+	total := 1 // '[' and ']', with the commas counted one per response
+	for _, r := range resps {
+		if r != nil {
+			total += len(r) + 1
+		}
+	}
+	for total > limit {
+		big := -1
+		for i, r := range resps {
+			if r != nil && (big < 0 || len(r) > len(resps[big])) {
+				big = i
+			}
+		}
+		id := ids[big]
+		if len(id) > limit/(2*len(resps)) {
+			id = nil
+		}
+		repl := appendError(nil, id, CodeInternalError, "Internal error: the responses to this batch together are over the limit of "+
+			strconv.Itoa(limit)+" bytes for one MCP message; send the requests one by one", nil)
+		if len(repl) >= len(resps[big]) {
+			return // nothing left to shrink (cannot happen within a 64 KiB limit)
+		}
+		s.logf("mcp: batch response too large", "bytes", total, "limit", limit)
+		total -= len(resps[big]) - len(repl)
+		resps[big] = repl
+	}
 }
 
 func (s *Server) handleDecoded(ctx context.Context, m *Message, err error) []byte {
@@ -217,6 +273,29 @@ func (s *Server) Handle(ctx context.Context, m *Message) []byte {
 		}
 		return nil
 	}
+	return s.fit(m.ID, s.dispatch(ctx, m))
+}
+
+// fit returns resp, or when it is over the message limit a JSON-RPC error
+// in its place (with id null when even that would not fit: a request whose
+// id alone is that large).
+func (s *Server) fit(id json.RawMessage, resp []byte) []byte {
+	limit := limitsOf(&s.opts).message
+	if len(resp) <= limit {
+		return resp
+	}
+	s.logf("mcp: response too large", "bytes", len(resp), "limit", limit)
+	msg := "Internal error: the response is " + strconv.Itoa(len(resp)) + " bytes, over the limit of " +
+		strconv.Itoa(limit) + " bytes for one MCP message"
+	releaseResponse(resp)
+	if len(id) > limit/2 {
+		id = nil
+	}
+	return appendError(nil, id, CodeInternalError, msg, nil)
+}
+
+// dispatch answers a request.
+func (s *Server) dispatch(ctx context.Context, m *Message) []byte {
 	switch m.Method {
 	case "initialize":
 		return s.initialize(m)
@@ -336,7 +415,20 @@ func (s *Server) callTool(ctx context.Context, m *Message) []byte {
 		b = append(b, `,"result":`...)
 		b, _ = appendCallToolResult(b, ErrorResult("Internal error: result of tool "+string(name)+" cannot be encoded: "+err.Error()))
 	}
-	return append(b, '}')
+	b = append(b, '}')
+	if limit := limitsOf(&s.opts).message; len(b) > limit {
+		s.logf("mcp: result of tool too large", "tool", string(name), "bytes", len(b), "limit", limit)
+		n := len(b)
+		releaseResponse(b)
+		b = append(responseBuffer(256+len(m.ID)), `{"jsonrpc":"2.0","id":`...)
+		b = append(b, m.ID...)
+		b = append(b, `,"result":`...)
+		b, _ = appendCallToolResult(b, ErrorResult("Result too large: the result of tool "+string(name)+" is "+
+			strconv.Itoa(n)+" bytes encoded, over the limit of "+strconv.Itoa(limit)+
+			" bytes for one MCP message; ask for less (a smaller part of the file, fewer entries, less output)"))
+		b = append(b, '}')
+	}
+	return b
 }
 
 // runTool calls the handler of tool i, turning errors and panics into
@@ -346,6 +438,9 @@ func (s *Server) runTool(ctx context.Context, i int, args json.RawMessage) (res 
 		if v := recover(); v != nil {
 			name := s.set.tools[i].Name
 			s.logf("mcp: tool panicked", "tool", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if s.opts.OnPanic != nil {
+				s.opts.OnPanic(name, v)
+			}
 			res = ErrorResult("Internal error: tool " + name + " panicked")
 		}
 	}()
@@ -353,6 +448,9 @@ func (s *Server) runTool(ctx context.Context, i int, args json.RawMessage) (res 
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.opts.CallTimeout)
 		defer cancel()
+	}
+	if s.opts.MaxMessageBytes != 0 || s.opts.MaxExecOutputBytes != 0 {
+		ctx = context.WithValue(ctx, limitsKey{}, limitsOf(&s.opts))
 	}
 	var r *CallToolResult
 	var err error

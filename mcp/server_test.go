@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -298,5 +299,25 @@ func TestManyToolsLookup(t *testing.T) {
 		if !strings.Contains(string(out), `"text":"`+want+`"`) {
 			t.Fatalf("%s: %s", name, out)
 		}
+	}
+}
+
+// TestServerOnPanic: a tool's panic reaches OnPanic, from where the stack
+// still shows the panicking handler.
+func TestServerOnPanic(t *testing.T) {
+	var got []string
+	var stack string
+	s := NewServer(Implementation{Name: "t", Version: "1"}, ServerOptions{OnPanic: func(tool string, v any) {
+		got = append(got, tool+": "+v.(string))
+		stack = string(debug.Stack())
+	}})
+	s.AddTool(Tool{Name: "panic", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
+			panic("boom")
+		})
+	out := s.HandleBytes(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"panic"}}`))
+	jsonEqual(t, out, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Internal error: tool panic panicked"}],"isError":true}}`)
+	if len(got) != 1 || got[0] != "panic: boom" || !strings.Contains(stack, "TestServerOnPanic") {
+		t.Fatalf("OnPanic saw %q, stack:\n%s", got, stack)
 	}
 }

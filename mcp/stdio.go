@@ -28,6 +28,11 @@ const MaxStdioMessageBytes = 64 << 20
 // array) is answered with an array of responses on one line, the way the
 // SDK's HTTP transport answers batches.
 //
+// No line written exceeds the Server's message limit
+// (ServerOptions.MaxMessageBytes): the official SDK's stdio transport closes
+// the connection on a message over 10 MiB, so the Server keeps every result
+// within the limit and replaces a response that would still exceed it.
+//
 // ServeStdio returns nil when r reaches EOF, after the requests still in
 // flight have finished and been answered. It returns the read or write
 // error that stopped it otherwise. When ctx is done the running requests

@@ -131,7 +131,14 @@ var fsToolDefs = []fsToolDef{
 // search, let the edits of one edit_file call scan at most 64 times the
 // read limit, and check their context in every loop, so cancellation
 // (notifications/cancelled, ServerOptions.CallTimeout) stops the work. Each
-// bound fails the call with an error that names it.
+// bound fails the call with an error that names it. Results also stay
+// within what one MCP message may carry (ServerOptions.MaxMessageBytes):
+// the text tools carry their text twice (content and structuredContent),
+// so a read whose text, JSON-escaped, is over half the message limit fails
+// with an error that says to read less with head or tail; read_media_file
+// takes files up to three quarters of that (base64); edit_file still
+// applies an edit whose diff would not fit, and says so instead of showing
+// it.
 func filesystemTools(ws Workspace) []boundTool {
 	h := WorkspaceHandler(ws, nil)
 	out := make([]boundTool, len(fsToolDefs))

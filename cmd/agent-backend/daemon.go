@@ -112,7 +112,12 @@ func daemonUsage(w io.Writer) {
                               daemon re-executes itself this way so that the
                               token leaves its argv and environment)
   --disable-ssh-ws            no SSH-over-WebSocket endpoint
-  --ssh-host-key PATH         SSH host key file
+  --ssh-host-key PATH         SSH host key file, loaded, or created if missing
+                              (default /var/lib/agentbe/ssh_host_ed25519_key;
+                              a created key is RSA-2048 whatever the name, as
+                              the reference daemon does). Its fingerprint is
+                              logged at start; clients pin it (agent-backend
+                              hostkey --file PATH prints a known_hosts line)
   --conventional-ssh          also run /usr/sbin/sshd (Linux, as root). This
                               changes the machine: it creates the users as
                               system accounts (kept after exit), sets their
@@ -136,5 +141,13 @@ func daemonUsage(w io.Writer) {
                               check, hostEnv, env)
   --log-level LEVEL           debug, info (default), warn or error; requests
                               that succeed are logged at debug
+  --max-ssh-conns N           concurrent /ssh connections (default 64)
+  --max-inflight N            concurrent /mcp and /v1 requests (default 256)
+  --max-channels-per-conn N   concurrent channels (commands, SFTP) of one SSH
+                              connection (default 16)
+  --max-acp-instances N       live ACP agent processes (default 64; beyond,
+                              starting one answers 429)
+                              A full daemon answers a request or an /ssh
+                              upgrade 503 with Retry-After and "daemon full"
 `)
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // daemonConfig is the parsed command line of `agent-backend daemon`, with
-// the defaults of daemon.md.
+// its defaults.
 type daemonConfig struct {
 	RootDir           string
 	ScopePath         string // validated: no leading "/", no ".." element
@@ -34,6 +34,22 @@ type daemonConfig struct {
 	SSHAuthorizedKeys string
 	ACPAgents         []acp.Agent // --acp-agents-file entries, then --acp-agent ones
 	LogLevel          slog.Level  // --log-level (default info)
+	// Caps; a full daemon answers 503 (429 for ACP instances).
+	MaxSSHConns        int // --max-ssh-conns: concurrent /ssh connections
+	MaxInFlight        int // --max-inflight: concurrent /mcp and /v1 requests
+	MaxACPInstances    int // --max-acp-instances: live ACP agent processes
+	MaxChannelsPerConn int // --max-channels-per-conn: SSH channels of one connection
+}
+
+// maxCap is the largest value a cap flag takes.
+const maxCap = 1 << 20
+
+// capFlags are the cap flags, each with its field.
+func capFlags(cfg *daemonConfig) map[string]*int {
+	return map[string]*int{
+		"--max-ssh-conns": &cfg.MaxSSHConns, "--max-inflight": &cfg.MaxInFlight,
+		"--max-acp-instances": &cfg.MaxACPInstances, "--max-channels-per-conn": &cfg.MaxChannelsPerConn,
+	}
 }
 
 // sshUser is one --ssh-users entry.
@@ -50,12 +66,14 @@ var errHelp = errors.New("help requested")
 // `--name=value` is accepted too) or a bare boolean. A value may not start
 // with "--" (`--rootDir --port` is a missing value, not a root named
 // "--port"). Unknown flags, stray arguments, missing values and values
-// outside the rules of daemon.md are errors naming the flag; the caller
+// outside their rules are errors naming the flag; the caller
 // exits with status 1.
 func parseDaemonFlags(args []string) (daemonConfig, error) {
 	cfg := daemonConfig{
 		Isolation: "auto", Shell: "auto", Port: 3001, SSHPort: 22,
-		SSHUsers: []sshUser{defaultSSHUser},
+		SSHUsers:    []sshUser{defaultSSHUser},
+		MaxSSHConns: daemon.DefaultMaxSSHConns, MaxInFlight: daemon.DefaultMaxInFlight,
+		MaxACPInstances: acp.DefaultMaxInstances, MaxChannelsPerConn: daemon.DefaultMaxChannels,
 	}
 	var port, sshPort, sshUsers, usersFile, usersFD, tokenFile, tokenFD, agentsFile, agentFlag, logLevel string
 	var agentFlags []string
@@ -67,6 +85,12 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		"--port": &port, "--ssh-port": &sshPort, "--ssh-users": &sshUsers,
 		"--ssh-users-file": &usersFile, "--ssh-users-fd": &usersFD,
 		"--acp-agents-file": &agentsFile, "--acp-agent": &agentFlag, "--log-level": &logLevel,
+	}
+	caps := capFlags(&cfg)
+	capValues := map[string]*string{}
+	for name := range caps {
+		capValues[name] = new(string)
+		strFlags[name] = capValues[name]
 	}
 	boolFlags := map[string]*bool{
 		"--local-only": &cfg.LocalOnly, "--disable-ssh-ws": &cfg.DisableSSHWS, "--conventional-ssh": &cfg.ConventionalSSH,
@@ -121,6 +145,16 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 			return cfg, fmt.Errorf("--ssh-port must be an integer between 1 and 65535, got %q", sshPort)
 		}
 		cfg.SSHPort = n
+	}
+	for name, dst := range caps {
+		if !seen[name] {
+			continue
+		}
+		n, err := strconv.Atoi(*capValues[name])
+		if err != nil || n < 1 || n > maxCap {
+			return cfg, fmt.Errorf("%s must be an integer between 1 and %d, got %q", name, maxCap, *capValues[name])
+		}
+		*dst = n
 	}
 	switch cfg.Isolation {
 	case "auto", "bwrap", "software", "none":

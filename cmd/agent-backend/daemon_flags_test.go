@@ -13,7 +13,8 @@ import (
 )
 
 func TestParseDaemonFlags(t *testing.T) {
-	def := daemonConfig{Isolation: "auto", Shell: "auto", Port: 3001, SSHPort: 22, SSHUsers: []sshUser{{"root", "agents"}}}
+	def := daemonConfig{Isolation: "auto", Shell: "auto", Port: 3001, SSHPort: 22, SSHUsers: []sshUser{{"root", "agents"}},
+		MaxSSHConns: 64, MaxInFlight: 256, MaxACPInstances: 64, MaxChannelsPerConn: 16}
 	with := func(f func(*daemonConfig)) daemonConfig {
 		c := def
 		c.RootDir = "/w"
@@ -78,6 +79,15 @@ func TestParseDaemonFlags(t *testing.T) {
 		{"--rootDir /w --auth-token-file /nonexistent/tok", def, "--auth-token-file: "},
 		{"--rootDir /w --auth-token x --auth-token-file /f", def, "mutually exclusive"},
 		{"--rootDir /w --disable-ssh-ws=1", def, "--disable-ssh-ws takes no value"},
+		{"--rootDir /w --max-ssh-conns 2 --max-inflight=3 --max-acp-instances 4 --max-channels-per-conn 5", with(func(c *daemonConfig) {
+			c.MaxSSHConns, c.MaxInFlight, c.MaxACPInstances, c.MaxChannelsPerConn = 2, 3, 4, 5
+		}), ""},
+		{"--rootDir /w --max-ssh-conns 1048576", with(func(c *daemonConfig) { c.MaxSSHConns = 1 << 20 }), ""},
+		{"--rootDir /w --max-ssh-conns 0", def, "--max-ssh-conns must be an integer between 1 and 1048576"},
+		{"--rootDir /w --max-inflight -1", def, "--max-inflight must be an integer between 1 and"},
+		{"--rootDir /w --max-acp-instances many", def, `--max-acp-instances must be an integer between 1 and 1048576, got "many"`},
+		{"--rootDir /w --max-channels-per-conn 1048577", def, "--max-channels-per-conn must be"},
+		{"--rootDir /w --max-inflight", def, "--max-inflight requires a value"},
 	}
 	for _, c := range cases {
 		got, err := parseDaemonFlags(strings.Fields(c.args))
@@ -123,8 +133,13 @@ func TestRunDaemonExitCodes(t *testing.T) {
 		if c.code == 1 && strings.Count(errOut.String(), "\n") != 1 {
 			t.Errorf("%v: the error is not one line: %q", c.args, errOut.String())
 		}
-		if c.code == 0 && !strings.Contains(out.String(), "--auth-token-file") {
-			t.Errorf("daemon --help: %q", out.String())
+		if c.code == 0 {
+			for _, want := range []string{"--auth-token-file", "--max-ssh-conns N", "(default 64)", "--max-inflight N",
+				"(default 256)", "--max-acp-instances N", "--max-channels-per-conn N", "daemon full"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("daemon --help lacks %q: %s", want, out.String())
+				}
+			}
 		}
 	}
 }

@@ -33,6 +33,11 @@ func runFullDaemon(ctx context.Context, cfg daemonConfig, stderr io.Writer) int 
 		ACPAgents:      cfg.ACPAgents,
 		Version:        version,
 		Logger:         log,
+
+		MaxSSHConns:        cfg.MaxSSHConns,
+		MaxInFlight:        cfg.MaxInFlight,
+		MaxACPInstances:    cfg.MaxACPInstances,
+		MaxChannelsPerConn: cfg.MaxChannelsPerConn,
 	}
 	if cfg.ConventionalSSH {
 		dc.Conventional = sshdConfig(cfg, log)

@@ -3,6 +3,7 @@
 //	agent-backend daemon --rootDir DIR [flags]      serve a workspace (MCP, SSH)
 //	agent-backend sftp-server --rootDir DIR        SFTP on stdin/stdout, jailed to DIR
 //	agent-backend ssh-proxy --url ws://H:P/ssh     stdin/stdout to the daemon's /ssh (OpenSSH ProxyCommand)
+//	agent-backend hostkey --file KEYFILE           the host key's fingerprint and known_hosts line
 //
 // It is a drop-in for the TypeScript reference's `agent-backend` binary: the
 // flags are the ones its client passes.
@@ -44,6 +45,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runSSHProxy(args[1:], stdin, stdout, stderr)
 	case "sftp-server":
 		return runSFTPServer(args[1:], stdin, stdout, stderr)
+	case "hostkey":
+		return runHostKey(args[1:], stdout, stderr)
 	case "--version", "-v", "version":
 		fmt.Fprintln(stdout, version)
 		return 0
@@ -61,6 +64,7 @@ func usage(w io.Writer) {
   agent-backend daemon --rootDir DIR [--local-only] [--scopePath P] [--isolation auto|bwrap|software|none] [--shell auto|bash|sh] [--port N] [--auth-token T]
   agent-backend sftp-server --rootDir DIR
   agent-backend ssh-proxy --url ws://HOST:PORT/ssh [--token-file FILE]
+  agent-backend hostkey --file KEYFILE [--host NAME[,NAME...]] [--port N]
   agent-backend --version | --help
 `)
 }

@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 )
@@ -31,7 +32,8 @@ const (
 )
 
 // ErrUnauthorized is returned when the server refused the credentials: an
-// HTTP 401 to the upgrade, or a close with code 4001.
+// HTTP 401 to the upgrade, or a close with code 4001. (An upgrade answered
+// 503 is ErrBusy instead: see BusyError.)
 var ErrUnauthorized = errors.New("websocket: unauthorized")
 
 // MaxFrame bounds the payload of one incoming frame (control frames are
@@ -133,18 +135,44 @@ func handshake(raw net.Conn, u *url.URL, header http.Header) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Body.Close()
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		return nil, fmt.Errorf("%w (HTTP %d)", ErrUnauthorized, resp.StatusCode)
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		be := busyError(resp, time.Now())
+		resp.Body.Close()
+		return nil, be
 	}
 	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return nil, fmt.Errorf("websocket: upgrade refused: HTTP %d", resp.StatusCode)
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		resp.Body.Close()
+		return nil, &UpgradeError{StatusCode: resp.StatusCode, Body: strings.TrimSpace(string(body))}
 	}
+	resp.Body.Close()
 	sum := sha1.Sum([]byte(key + acceptGUID))
 	if resp.Header.Get("Sec-WebSocket-Accept") != base64.StdEncoding.EncodeToString(sum[:]) {
 		return nil, errors.New("websocket: bad Sec-WebSocket-Accept")
 	}
 	return &Conn{raw: raw, br: br}, nil
+}
+
+// UpgradeError is the error of an upgrade the server answered with another
+// status than 101 (or 503, a BusyError). 401 and 403 match ErrUnauthorized
+// (errors.Is).
+type UpgradeError struct {
+	StatusCode int
+	Body       string // the start of the response body, trimmed
+}
+
+func (e *UpgradeError) Error() string {
+	if e.unauthorized() {
+		return fmt.Sprintf("%v (HTTP %d)", ErrUnauthorized, e.StatusCode)
+	}
+	return fmt.Sprintf("websocket: upgrade refused: HTTP %d", e.StatusCode)
+}
+
+// Is makes a 401 or 403 match ErrUnauthorized.
+func (e *UpgradeError) Is(target error) bool { return target == ErrUnauthorized && e.unauthorized() }
+
+func (e *UpgradeError) unauthorized() bool {
+	return e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden
 }
 
 // Conn is an open WebSocket used as a byte stream: each Write is one

@@ -99,6 +99,16 @@ func TestDialRefusals(t *testing.T) {
 	if _, err := Dial(context.Background(), wsURL(srv, "/x"), DialConfig{}); err == nil || IsUnauthorized(err) {
 		t.Errorf("404: %v", err)
 	}
+	// The status and the start of the body reach the caller.
+	teapot := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"message":"short and stout"}`+strings.Repeat(" ", 4<<10), http.StatusTeapot)
+	}))
+	defer teapot.Close()
+	_, err := Dial(context.Background(), wsURL(teapot, "/"), DialConfig{})
+	var ue *UpgradeError
+	if !errors.As(err, &ue) || ue.StatusCode != 418 || ue.Body != `{"message":"short and stout"}` || IsUnauthorized(err) || IsBusy(err) {
+		t.Errorf("418: %#v", err)
+	}
 	if _, err := Dial(context.Background(), "http://x", DialConfig{}); err == nil {
 		t.Error("http scheme accepted")
 	}
