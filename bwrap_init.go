@@ -18,6 +18,10 @@ import (
 // bwrap reports the init's PID and its PID namespace on --info-fd as soon
 // as it has cloned it, before the init is let go; the report is read only
 // when a kill is due, so commands that end on their own pay one pipe.
+//
+// What remains is bwrap's own: a daemon killed outright (SIGKILL) in that
+// same moment of a sandbox's set-up takes bwrap with it (procs.Start) but
+// not the init, which nothing alive then knows of.
 type sandboxInit struct {
 	mu     sync.Mutex
 	info   *os.File // read end of --info-fd; nil once closed
