@@ -107,14 +107,16 @@ func sandboxDir(workRel string) string {
 }
 
 // Descriptors of a bwrap launch, in ExtraFiles order: the set-up arguments
-// (--args), the seccomp program (--seccomp) and the workspace directory
-// (--bind-fd). bwrap closes all three before it starts the command, so none
-// reaches the sandbox (an open directory of the host would let a command
-// climb out with openat(fd, "..")).
+// (--args), the seccomp program (--seccomp), the workspace directory
+// (--bind-fd) and the pipe on which bwrap reports the sandbox's init
+// (--info-fd, see sandboxInit). bwrap closes all four before it starts the
+// command, so none reaches the sandbox (an open directory of the host would
+// let a command climb out with openat(fd, "..")).
 const (
 	bwrapArgsFD      = 3
 	bwrapSeccompFD   = 4
 	bwrapWorkspaceFD = 5
+	bwrapInfoFD      = 6
 )
 
 // bwrapArgv is the visible command line of a sandbox: the set-up comes
@@ -195,6 +197,7 @@ func bwrapSetup(l bwrapLayout, s sandboxSpec, env []string) []string {
 		"--cap-drop", "ALL",
 		"--die-with-parent", "--new-session",
 		"--seccomp", strconv.Itoa(bwrapSeccompFD),
+		"--info-fd", strconv.Itoa(bwrapInfoFD),
 		"--clearenv")
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -253,9 +256,17 @@ func (b bwrapSandbox) prepare(s sandboxSpec) (*launch, error) {
 		args.Close()
 		return nil, err
 	}
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		ws.Close()
+		args.Close()
+		filter.Close()
+		return nil, err
+	}
 	return &launch{
 		argv: bwrapArgv(l, s), env: []string{}, dir: "/",
-		extra: []*os.File{args, filter, ws},
+		extra: []*os.File{args, filter, ws, infoW},
+		init:  &sandboxInit{info: infoR},
 	}, nil
 }
 

@@ -9,9 +9,10 @@
 #
 # Environment: WORKSPACE_ROOT, PORT, AUTH_TOKEN, SSH_HOST_KEY, SHELL_TYPE,
 # DISABLE_SSH_WS, CONVENTIONAL_SSH, SSH_PORT, SSH_USERS, SSH_PUBLIC_KEY,
-# USE_LOCAL_BUILD. AUTH_TOKEN is handed over in a file (mode 0600) through
-# --auth-token-file and removed from the environment: a token in argv would
-# be readable by every process through ps. Secrets are never echoed.
+# USE_LOCAL_BUILD. AUTH_TOKEN and SSH_USERS are handed over in files (mode
+# 0600) through --auth-token-file and --ssh-users-file and removed from the
+# environment: secrets in argv would be readable by every process through
+# ps. Secrets are never echoed.
 #
 # AGENTBE_ENTRYPOINT_D, AGENTBE_AUTHORIZED_KEYS, AGENTBE_RUN_DIR and
 # AGENTBE_SOURCE_DIR override /docker-entrypoint.d, /keys/authorized_keys,
@@ -87,9 +88,11 @@ if [ "$1" = "agent-backend" ] && [ "$2" = "daemon" ]; then
   run_init_scripts
 
   args=(--rootDir "$workspace" --port "${PORT:-3001}")
-  if [ -n "${AUTH_TOKEN:-}" ]; then
+  if [ -n "${AUTH_TOKEN:-}" ] || [ -n "${SSH_USERS:-}" ]; then
     mkdir -p "$run_dir"
     chmod 700 "$run_dir"
+  fi
+  if [ -n "${AUTH_TOKEN:-}" ]; then
     (umask 077 && printf '%s\n' "$AUTH_TOKEN" >"$run_dir/auth-token")
     args+=(--auth-token-file "$run_dir/auth-token")
     unset AUTH_TOKEN
@@ -99,7 +102,10 @@ if [ "$1" = "agent-backend" ] && [ "$2" = "daemon" ]; then
   if is_true "${DISABLE_SSH_WS:-false}"; then args+=(--disable-ssh-ws); fi
   if is_true "${CONVENTIONAL_SSH:-false}"; then args+=(--conventional-ssh); fi
   [ -n "${SSH_PORT:-}" ] && args+=(--ssh-port "$SSH_PORT")
-  [ -n "${SSH_USERS:-}" ] && args+=(--ssh-users "$SSH_USERS")
+  if [ -n "${SSH_USERS:-}" ]; then
+    (umask 077 && printf '%s\n' "$SSH_USERS" >"$run_dir/ssh-users")
+    args+=(--ssh-users-file "$run_dir/ssh-users")
+  fi
   [ -n "${SSH_PUBLIC_KEY:-}" ] && args+=(--ssh-public-key "$SSH_PUBLIC_KEY")
   [ -f "$authorized_keys" ] && args+=(--ssh-authorized-keys "$authorized_keys")
   unset SSH_USERS

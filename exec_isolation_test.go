@@ -2,7 +2,6 @@ package agentbe
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // newIsoLocal returns a Local with the given isolation; bwrap mode requires a
@@ -231,7 +232,7 @@ func TestBwrapScopeIsolation(t *testing.T) {
 // orphaned, because the pid namespace dies with bwrap.
 func TestBwrapExecKillsTree(t *testing.T) {
 	l := newIsoLocal(t, "", IsolationBwrap, false)
-	token := fmt.Sprintf("86400.%d%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	token := testenv.SleepMarker()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	started := filepath.Join(l.RootDir(), "started")
@@ -251,33 +252,13 @@ func TestBwrapExecKillsTree(t *testing.T) {
 	}
 	var left []string
 	for i := 0; i < 500; i++ {
-		left = processesWith(token)
+		left = testenv.ProcessesWith(token)
 		if len(left) == 0 {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("processes survived the cancel: %v", left)
-}
-
-// processesWith lists host processes whose command line contains token.
-func processesWith(token string) []string {
-	ents, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		cl, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !bytes.Contains(cl, []byte(token)) {
-			continue
-		}
-		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
-			continue
-		}
-		out = append(out, e.Name()+": "+strings.ReplaceAll(string(cl), "\x00", " "))
-	}
-	return out
 }
 
 // TestBwrapExecSymlinks: a workspace reached through a symbolic link and

@@ -101,6 +101,9 @@ type launch struct {
 	dir   string
 	extra []*os.File
 	keep  []*os.File
+	// init, under bwrap, kills the sandbox's init; the caller that takes
+	// it (setting the field to nil) owns it, release closes it otherwise.
+	init *sandboxInit
 }
 
 // release closes the parent's copies of the launch's files; call it once
@@ -112,6 +115,7 @@ func (l *launch) release() {
 	for _, f := range l.keep {
 		f.Close()
 	}
+	l.init.close()
 }
 
 // pipeFeedMax is what pipeWith writes before the reader starts: one page,

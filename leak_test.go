@@ -10,10 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // ctOpenFDs counts this process's open file descriptors.
@@ -36,22 +37,6 @@ func ctSettledGoroutines(limit int) int {
 		n = runtime.NumGoroutine()
 	}
 	return n
-}
-
-// ctMarkedProcesses lists processes whose command line contains marker.
-func ctMarkedProcesses(marker string) []string {
-	var out []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmd, []byte(marker)) {
-			out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
-		}
-	}
-	return out
 }
 
 // ctCheckNoLeak runs round once to warm up (lazily opened runtime files),
@@ -169,7 +154,7 @@ func TestLeakLocalFileOps(t *testing.T) {
 func TestLeakLocalExec(t *testing.T) {
 	ctx := context.Background()
 	l := ctLocal(t, LocalConfig{Isolation: IsolationSoftware})
-	marker := fmt.Sprintf("%d.%d", os.Getpid()%1000+100, time.Now().UnixNano()%1000)
+	marker := testenv.SleepMarker()
 	ctCheckNoLeak(t, 8, func(i int) {
 		if out, err := l.Exec(ctx, "echo hi", ExecOptions{}); err != nil || string(out) != "hi\n" {
 			t.Fatalf("Exec = %q, %v", out, err)
@@ -206,7 +191,7 @@ func TestLeakLocalExec(t *testing.T) {
 	})
 	var left []string
 	for i := 0; i < 200; i++ { // the kernel reaps killed processes asynchronously
-		if left = ctMarkedProcesses("sleep " + marker); len(left) == 0 {
+		if left = testenv.ProcessesWith(marker); len(left) == 0 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)

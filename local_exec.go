@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/procs"
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
@@ -110,7 +111,10 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	cmd := exec.CommandContext(ctx, la.argv[0], la.argv[1:]...)
 	cmd.Env, cmd.Dir, cmd.Stdin, cmd.ExtraFiles = la.env, la.dir, commandStdin(opts.Stdin), la.extra
 	startOwnGroup(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd) }
+	killer := groupKiller{cmd: cmd, init: la.init}
+	la.init = nil
+	defer killer.init.close()
+	cmd.Cancel = killer.kill
 	// Grandchildren may hold the output pipes open after a kill.
 	cmd.WaitDelay = 2 * time.Second
 
@@ -135,7 +139,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 			cmd.Stderr = multiWriter{opts.Stderr, stderr}
 		}
 	}
-	startErr := cmd.Start()
+	startErr := procs.Start(cmd)
 	la.release()
 	if pipes != nil {
 		pipes.started(startErr)
@@ -144,7 +148,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
 			Err: errors.New("cannot start command: " + scrubHost(startErr.Error(), host))}
 	}
-	untrack := l.life.track(groupKiller{cmd})
+	untrack := l.life.track(killer)
 	var runErr error
 	if pipes != nil {
 		runErr = pipes.wait(cmd, stdout, stderr, cmd.WaitDelay)
@@ -176,12 +180,21 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		Backend: KindLocal, Err: xe}
 }
 
-// groupKiller kills a running command's process group when the backend is
-// destroyed.
-type groupKiller struct{ cmd *exec.Cmd }
+// groupKiller kills a running command: its process group and, under
+// bwrap, the sandbox's init, which has left that group (see sandboxInit).
+// It is the command's Cancel, and what Destroy closes.
+type groupKiller struct {
+	cmd  *exec.Cmd
+	init *sandboxInit // nil outside bwrap
+}
+
+func (g groupKiller) kill() error {
+	g.init.kill(g.cmd.Process.Pid)
+	return killGroup(g.cmd)
+}
 
 func (g groupKiller) Close() error {
-	_ = killGroup(g.cmd)
+	_ = g.kill()
 	return nil
 }
 

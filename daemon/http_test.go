@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 func TestHealth(t *testing.T) {
@@ -400,11 +402,12 @@ func TestNoGoroutineLeak(t *testing.T) {
 		c := sshClient(t, d, "", "")
 		runSSH(t, c, "echo hi", "in")
 		s, _ := c.NewSession()
-		s.Start("exec sleep 300.5")
-		waitProcess(t, "sleep 300.5")
+		marker := testenv.SleepMarker()
+		s.Start("exec sleep " + marker)
+		waitProcess(t, marker)
 		d.stop()
 		c.Close()
-		waitNoProcess(t, "sleep 300.5")
+		waitNoProcess(t, marker)
 	}()
 	http.DefaultClient.CloseIdleConnections()
 	deadline := time.Now().Add(10 * time.Second)

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +21,8 @@ import (
 	agentbe "github.com/agentbe/agent-backend"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/net/websocket"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // dialWS opens a WebSocket to /ssh (query appended to the path) with the
@@ -271,40 +272,34 @@ func waitProcess(t *testing.T, marker string) {
 	t.Fatalf("process %q never started", marker)
 }
 
-func processRunning(marker string) bool {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && bytes.Contains(bytes.ReplaceAll(b, []byte{0}, []byte{' '}), []byte(marker)) {
-			return true
-		}
-	}
-	return false
-}
+// processRunning reports whether a process carrying marker (a
+// testenv.SleepMarker the test put in its argv) is alive.
+func processRunning(marker string) bool { return len(testenv.ProcessesWith(marker)) > 0 }
 
 func TestSSHDisconnectKillsAndSignal(t *testing.T) {
 	d := startDaemon(t, Config{})
 	c := sshClient(t, d, "", "")
 	s, _ := c.NewSession()
-	if err := s.Start("exec sleep 987.25"); err != nil {
+	m1, m2 := testenv.SleepMarker(), testenv.SleepMarker()
+	if err := s.Start("exec sleep " + m1); err != nil {
 		t.Fatal(err)
 	}
-	waitProcess(t, "sleep 987.25")
+	waitProcess(t, m1)
 	c.Close()
-	waitNoProcess(t, "sleep 987.25")
+	waitNoProcess(t, m1)
 
 	c = sshClient(t, d, "", "")
 	s, _ = c.NewSession()
-	if err := s.Start("exec sleep 987.5"); err != nil {
+	if err := s.Start("exec sleep " + m2); err != nil {
 		t.Fatal(err)
 	}
-	waitProcess(t, "sleep 987.5")
+	waitProcess(t, m2)
 	s.Signal(ssh.SIGTERM)
 	err := s.Wait()
 	if ee, ok := err.(*ssh.ExitError); !ok || ee.Signal() != "TERM" {
 		t.Errorf("after signal: %v", err)
 	}
-	waitNoProcess(t, "sleep 987.5")
+	waitNoProcess(t, m2)
 }
 
 func TestSSHSFTP(t *testing.T) {
@@ -358,8 +353,8 @@ func TestSSHPTYHangup(t *testing.T) {
 			d := startDaemon(t, Config{Isolation: agentbe.Isolation(iso)})
 			c := sshClient(t, d, "", "")
 			_, in := ptyShell(t, c, 24, 80, nil)
-			marker := "sleep 765.2" + strconv.Itoa(len(iso))
-			io.WriteString(in, marker+"\n")
+			marker := testenv.SleepMarker()
+			io.WriteString(in, "sleep "+marker+"\n")
 			waitProcess(t, marker)
 			c.Close()
 			waitNoProcess(t, marker)
@@ -375,8 +370,8 @@ func TestSSHPTYInterrupt(t *testing.T) {
 			d := startDaemon(t, Config{Isolation: agentbe.Isolation(iso)})
 			s, in := ptyShell(t, sshClient(t, d, "", ""), 24, 80, nil)
 			defer s.Close()
-			marker := "sleep 543.1" + strconv.Itoa(len(iso))
-			io.WriteString(in, marker+"\n")
+			marker := testenv.SleepMarker()
+			io.WriteString(in, "sleep "+marker+"\n")
 			waitProcess(t, marker)
 			io.WriteString(in, "\x03")
 			waitNoProcess(t, marker)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tests docker-entrypoint.sh against a stub agent-backend: exact argv,
 # environment translation, init-script ordering and ignored files, the
-# token handed over in a file (never in argv or the daemon's environment),
-# set -e, and exec of other commands. Run: bash docker/entrypoint_test.sh
+# token and the SSH users handed over in files (never in argv or the
+# daemon's environment), set -e, and exec of other commands.
+# Run: bash docker/entrypoint_test.sh
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -79,19 +80,21 @@ run_case full WORKSPACE_ROOT="$tmp/ws 2" PORT=4000 AUTH_TOKEN='t0k en$x' SSH_HOS
   SSH_PUBLIC_KEY='ssh-ed25519 AAAA me@x' -- agent-backend daemon --isolation 'bwrap' "extra arg"
 want=(daemon --rootDir "$tmp/ws 2" --port 4000 --auth-token-file "$tmp/full.run/auth-token"
   --ssh-host-key /keys/host --shell sh --disable-ssh-ws --conventional-ssh --ssh-port 2222
-  --ssh-users 'a:b c,d:e' --ssh-public-key 'ssh-ed25519 AAAA me@x'
+  --ssh-users-file "$tmp/full.run/ssh-users" --ssh-public-key 'ssh-ed25519 AAAA me@x'
   --ssh-authorized-keys "$tmp/full.keys" --isolation bwrap "extra arg")
 expect_eq "full argv" "$(argv_of full)" "$(printf '%q\n' "${want[@]}" | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "full cwd" "$(cat "$tmp/full/cwd")" "$tmp/ws 2"
 # shellcheck disable=SC2016
 expect_eq "token file" "$(cat "$tmp/full.run/auth-token")" 't0k en$x'
 expect_eq "token file mode" "$(stat -c %a "$tmp/full.run/auth-token")" "600"
+expect_eq "users file" "$(cat "$tmp/full.run/ssh-users")" 'a:b c,d:e'
+expect_eq "users file mode" "$(stat -c %a "$tmp/full.run/ssh-users")" "600"
 expect_eq "secrets not inherited" "$(cat "$tmp/full/env")" "unset|unset"
 expect_eq "init order" "$(tr '\n' ' ' <"$tmp/order")" "9-first.sh 10-second.sh 100-third.sh "
 grep -q "ignoring .*50-disabled.sh (not executable)" "$tmp/full/stderr" || fail "non-executable script not logged"
 grep -q "ignoring .*README.txt (not a .sh file)" "$tmp/full/stderr" || fail "non-.sh file not logged"
 if grep -rq 't0k en' "$tmp/full/stderr" "$tmp/full/stdout" "$tmp/full/argv"; then fail "token echoed or in argv"; fi
-if grep -q 'a:b c' "$tmp/full/stderr"; then fail "password echoed"; fi
+if grep -rq 'a:b c' "$tmp/full/stderr" "$tmp/full/stdout" "$tmp/full/argv"; then fail "password echoed or in argv"; fi
 
 # 3. False-ish booleans add nothing.
 run_case falsy WORKSPACE_ROOT="$tmp/ws3" DISABLE_SSH_WS=false CONVENTIONAL_SSH=no -- agent-backend daemon

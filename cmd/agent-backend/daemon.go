@@ -118,9 +118,21 @@ func daemonUsage(w io.Writer) {
                               the reference daemon does). Its fingerprint is
                               logged at start; clients pin it (agent-backend
                               hostkey --file PATH prints a known_hosts line)
-  --conventional-ssh          also run sshd
+  --conventional-ssh          also run /usr/sbin/sshd (Linux, as root). This
+                              changes the machine: it creates the users as
+                              system accounts (kept after exit), sets their
+                              passwords, adds keys to the first user's
+                              ~/.ssh/authorized_keys, and writes the sshd
+                              drop-in /etc/ssh/sshd_config.d/agentbe.conf
+                              (password and root logins on), removed on exit.
+                              With --host, sshd listens on that address only
   --ssh-port N                sshd port, 1-65535 (default 22)
-  --ssh-users U:P[,U:P...]    sshd users (default root:agents)
+  --ssh-users U:P[,U:P...]    sshd users (default root:agents, a published
+                              password: the daemon warns). Visible in ps
+                              until the daemon re-executes itself without
+                              them: prefer --ssh-users-file
+  --ssh-users-file PATH       sshd users from a file (one U:P a line, or
+                              comma-separated; "#" comments), "-" for stdin
   --ssh-public-key KEY        public key for the first sshd user
   --ssh-authorized-keys PATH  authorized_keys file for the first sshd user
   --acp-agent ID=COMMAND      an ACP agent for /v1/acp (repeatable; overrides

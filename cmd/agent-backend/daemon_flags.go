@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentbe/agent-backend/acp"
 	"github.com/agentbe/agent-backend/daemon"
@@ -54,6 +55,9 @@ func capFlags(cfg *daemonConfig) map[string]*int {
 // sshUser is one --ssh-users entry.
 type sshUser struct{ Name, Password string }
 
+// defaultSSHUser is what --ssh-users defaults to.
+var defaultSSHUser = sshUser{"root", "agents"}
+
 // errHelp is returned for --help / -h.
 var errHelp = errors.New("help requested")
 
@@ -67,11 +71,11 @@ var errHelp = errors.New("help requested")
 func parseDaemonFlags(args []string) (daemonConfig, error) {
 	cfg := daemonConfig{
 		Isolation: "auto", Shell: "auto", Port: 3001, SSHPort: 22,
-		SSHUsers:    []sshUser{{"root", "agents"}},
+		SSHUsers:    []sshUser{defaultSSHUser},
 		MaxSSHConns: daemon.DefaultMaxSSHConns, MaxInFlight: daemon.DefaultMaxInFlight,
 		MaxACPInstances: acp.DefaultMaxInstances, MaxChannelsPerConn: daemon.DefaultMaxChannels,
 	}
-	var port, sshPort, sshUsers, tokenFile, tokenFD, agentsFile, agentFlag, logLevel string
+	var port, sshPort, sshUsers, usersFile, usersFD, tokenFile, tokenFD, agentsFile, agentFlag, logLevel string
 	var agentFlags []string
 	strFlags := map[string]*string{
 		"--rootDir": &cfg.RootDir, "--scopePath": &cfg.ScopePath, "--isolation": &cfg.Isolation,
@@ -79,6 +83,7 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		"--host": &cfg.Host, "--ssh-host-key": &cfg.SSHHostKey,
 		"--ssh-public-key": &cfg.SSHPublicKey, "--ssh-authorized-keys": &cfg.SSHAuthorizedKeys,
 		"--port": &port, "--ssh-port": &sshPort, "--ssh-users": &sshUsers,
+		"--ssh-users-file": &usersFile, "--ssh-users-fd": &usersFD,
 		"--acp-agents-file": &agentsFile, "--acp-agent": &agentFlag, "--log-level": &logLevel,
 	}
 	caps := capFlags(&cfg)
@@ -161,12 +166,35 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 	default:
 		return cfg, fmt.Errorf("--shell: invalid shell %q (valid: bash, sh, auto)", cfg.Shell)
 	}
-	if seen["--ssh-users"] {
-		users, err := parseSSHUsers(sshUsers)
+	if n := count(seen, "--ssh-users", "--ssh-users-file", "--ssh-users-fd"); n > 1 {
+		return cfg, errors.New("--ssh-users, --ssh-users-file and --ssh-users-fd are mutually exclusive")
+	}
+	switch {
+	case seen["--ssh-users"]:
+		users, err := parseSSHUsers("--ssh-users", sshUsers)
 		if err != nil {
 			return cfg, err
 		}
 		cfg.SSHUsers = users
+	case seen["--ssh-users-file"]:
+		if usersFile == "-" && cfg.LocalOnly {
+			return cfg, errors.New("--ssh-users-file -: stdin carries MCP in --local-only mode")
+		}
+		b, err := readUsersFile(usersFile)
+		if err != nil {
+			return cfg, fmt.Errorf("--ssh-users-file: %w", err)
+		}
+		if cfg.SSHUsers, err = parseSSHUsers("--ssh-users-file", string(b)); err != nil {
+			return cfg, err
+		}
+	case seen["--ssh-users-fd"]:
+		b, err := readSecretFD(usersFD, "ssh-users")
+		if err != nil {
+			return cfg, fmt.Errorf("--ssh-users-fd: %w", err)
+		}
+		if cfg.SSHUsers, err = parseSSHUsers("--ssh-users-fd", string(b)); err != nil {
+			return cfg, err
+		}
 	}
 	if cfg.ScopePath != "" {
 		s, err := daemon.NormalizeScopePath(cfg.ScopePath)
@@ -244,16 +272,7 @@ func readTokenFile(path string) (string, error) {
 // readTokenFD reads the token from an inherited descriptor (how the daemon
 // hands its token to itself when it re-executes without it in argv).
 func readTokenFD(s string) (string, error) {
-	fd, err := strconv.Atoi(s)
-	if err != nil || fd < 3 {
-		return "", fmt.Errorf("invalid descriptor %q", s)
-	}
-	f := os.NewFile(uintptr(fd), "auth-token")
-	if f == nil {
-		return "", fmt.Errorf("invalid descriptor %q", s)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	b, err := readSecretFD(s, "auth-token")
 	if err != nil {
 		return "", err
 	}
@@ -264,17 +283,84 @@ func readTokenFD(s string) (string, error) {
 	return tok, nil
 }
 
-// parseSSHUsers parses "user:pass[,user:pass...]"; an entry missing the user
-// or the password is an error.
-func parseSSHUsers(s string) ([]sshUser, error) {
-	var users []sshUser
-	for _, pair := range strings.Split(s, ",") {
-		name, pass, _ := strings.Cut(pair, ":")
-		name, pass = strings.TrimSpace(name), strings.TrimSpace(pass)
-		if name == "" || pass == "" {
-			return nil, fmt.Errorf("--ssh-users: invalid entry %q: expected user:pass", pair)
+// readSecretFD reads and closes inherited descriptor s (at most 64 KiB).
+func readSecretFD(s, name string) ([]byte, error) {
+	fd, err := strconv.Atoi(s)
+	if err != nil || fd < 3 {
+		return nil, fmt.Errorf("invalid descriptor %q", s)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if f == nil {
+		return nil, fmt.Errorf("invalid descriptor %q", s)
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 64<<10))
+}
+
+// stdinUsers caches what --ssh-users-file - read: stdin can be read once,
+// and the flags are parsed twice when the daemon re-executes itself.
+var stdinUsers struct {
+	once sync.Once
+	r    io.Reader // os.Stdin unless a test sets it
+	b    []byte
+	err  error
+}
+
+// readUsersFile reads an --ssh-users-file: a path, or "-" for stdin.
+func readUsersFile(path string) ([]byte, error) {
+	if path != "-" {
+		b, err := os.ReadFile(path)
+		return b, unwrapPath(err)
+	}
+	stdinUsers.once.Do(func() {
+		r := stdinUsers.r
+		if r == nil {
+			r = os.Stdin
 		}
-		users = append(users, sshUser{name, pass})
+		stdinUsers.b, stdinUsers.err = io.ReadAll(io.LimitReader(r, 64<<10))
+	})
+	return stdinUsers.b, stdinUsers.err
+}
+
+// parseSSHUsers parses "user:pass[,user:pass...]" (in a file, newlines
+// separate entries too, and blank lines and lines starting with "#" are
+// skipped); an entry missing the user or the password is an error. The
+// error never shows a password: entries are named by their number.
+func parseSSHUsers(flag, s string) ([]sshUser, error) {
+	var users []sshUser
+	n := 0
+	for _, line := range strings.Split(s, "\n") {
+		if t := strings.TrimSpace(line); flag != "--ssh-users" && (t == "" || strings.HasPrefix(t, "#")) {
+			continue
+		}
+		for _, pair := range strings.Split(line, ",") {
+			n++
+			name, pass, ok := strings.Cut(pair, ":")
+			name, pass = strings.TrimSpace(name), strings.TrimSpace(pass)
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("%s: invalid entry %d: expected user:pass", flag, n)
+			case name == "":
+				return nil, fmt.Errorf("%s: invalid entry %d: no user", flag, n)
+			case pass == "":
+				return nil, fmt.Errorf("%s: invalid entry %d (user %q): no password", flag, n, name)
+			}
+			users = append(users, sshUser{name, pass})
+		}
+	}
+	if len(users) == 0 {
+		return nil, fmt.Errorf("%s: no user:pass entry", flag)
 	}
 	return users, nil
+}
+
+// count returns how many of names were seen.
+func count(seen map[string]bool, names ...string) int {
+	n := 0
+	for _, name := range names {
+		if seen[name] {
+			n++
+		}
+	}
+	return n
 }

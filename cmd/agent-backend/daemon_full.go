@@ -40,15 +40,26 @@ func runFullDaemon(ctx context.Context, cfg daemonConfig, stderr io.Writer) int 
 		MaxChannelsPerConn: cfg.MaxChannelsPerConn,
 	}
 	if cfg.ConventionalSSH {
-		sc := &daemon.SSHDConfig{Port: cfg.SSHPort, PublicKey: cfg.SSHPublicKey, AuthorizedKeysFile: cfg.SSHAuthorizedKeys}
-		for _, u := range cfg.SSHUsers {
-			sc.Users = append(sc.Users, daemon.SSHUser{Name: u.Name, Password: u.Password})
-		}
-		dc.Conventional = sc
+		dc.Conventional = sshdConfig(cfg, log)
 	}
 	if err := daemon.Run(ctx, dc); err != nil {
 		fmt.Fprintf(stderr, "agent-backend daemon: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// sshdConfig is the conventional sshd's configuration from the flags. It
+// warns when an account has the well-known default password (root:agents,
+// what --ssh-users defaults to): anyone who reaches sshd's port can log in.
+func sshdConfig(cfg daemonConfig, log *slog.Logger) *daemon.SSHDConfig {
+	sc := &daemon.SSHDConfig{Port: cfg.SSHPort, PublicKey: cfg.SSHPublicKey, AuthorizedKeysFile: cfg.SSHAuthorizedKeys}
+	for _, u := range cfg.SSHUsers {
+		if u == defaultSSHUser {
+			log.Warn("daemon: --conventional-ssh sets the password of root to the published default \"agents\": anyone who reaches the sshd port can log in as root; give accounts with --ssh-users-file",
+				"ssh-port", cfg.SSHPort)
+		}
+		sc.Users = append(sc.Users, daemon.SSHUser{Name: u.Name, Password: u.Password})
+	}
+	return sc
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/testenv"
 	"github.com/agentbe/agent-backend/mcp"
 )
 
@@ -105,27 +106,14 @@ func TestLocalOnlyScopePath(t *testing.T) {
 	}
 }
 
-// processRunning reports whether a process whose argv contains arg exists.
-func processRunning(arg string) bool {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		for _, a := range strings.Split(string(b), "\x00") {
-			if a == arg {
-				return true
-			}
-		}
-	}
-	return false
-}
+// processRunning reports whether a process carrying marker (a
+// testenv.SleepMarker the test put in its argv) is alive.
+func processRunning(marker string) bool { return len(testenv.ProcessesWith(marker)) > 0 }
 
 // TestLocalOnlyExitsWhenStdinCloses: closing stdin ends the daemon promptly
 // even while an exec runs, and the command is killed.
 func TestLocalOnlyExitsWhenStdinCloses(t *testing.T) {
-	token := "30.4242"
+	token := testenv.SleepMarker()
 	inR, inW := io.Pipe()
 	done := make(chan int, 1)
 	go func() {

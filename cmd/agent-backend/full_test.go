@@ -345,13 +345,23 @@ func TestTokenLeavesArgvAndEnv(t *testing.T) {
 	}
 }
 
-func TestStripTokenArgs(t *testing.T) {
-	got, found := stripTokenArgs([]string{"ab", "daemon", "--auth-token", "x", "--port", "1", "--auth-token=y"})
+func TestStripSecretArgs(t *testing.T) {
+	got, found := stripFlag([]string{"ab", "daemon", "--auth-token", "x", "--port", "1", "--auth-token=y"}, "--auth-token")
 	if !found || strings.Join(got, " ") != "ab daemon --port 1" {
 		t.Errorf("%v %v", got, found)
 	}
-	env, found := stripSecretEnv([]string{"A=1", "AUTH_TOKEN=t", "COPY=t", "SSH_USERS=a:b", "B=tt"}, "t")
-	if !found || strings.Join(env, " ") != "A=1 B=tt" {
+	got, found = stripFlag([]string{"ab", "daemon", "--ssh-users", "a:b", "--ssh-users-file", "-"}, "--ssh-users")
+	if !found || strings.Join(got, " ") != "ab daemon --ssh-users-file -" {
+		t.Errorf("%v %v", got, found)
+	}
+	if _, found := stripFlag([]string{"ab", "daemon", "--port", "1"}, "--ssh-users"); found {
+		t.Error("found a flag that is not there")
+	}
+	env, found := stripSecretEnv([]string{"A=1", "AUTH_TOKEN=t", "COPY=t", "SSH_USERS=a:b", "B=tt", "PW=pw", "E="}, "t", "pw", "")
+	if !found || strings.Join(env, " ") != "A=1 B=tt E=" {
 		t.Errorf("%v %v", env, found)
+	}
+	if v := flagValue([]string{"ab", "--ssh-users", "x", "--ssh-users=y", "--port", "1"}, "--ssh-users"); v != "y" {
+		t.Errorf("flagValue: %q", v)
 	}
 }

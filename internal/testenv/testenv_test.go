@@ -2,7 +2,10 @@ package testenv
 
 import (
 	"net"
+	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -27,4 +30,30 @@ func TestRequireSkipsOutsideCI(t *testing.T) {
 		t.Error("not skipped")
 	}
 	Require(t, true, "present") // returns
+}
+
+func TestSleepMarkerFindsOnlyItsProcess(t *testing.T) {
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		t.Skip("no /proc")
+	}
+	m1, m2 := SleepMarker(), SleepMarker()
+	if m1 == m2 || strings.Contains(m1, m2) || strings.Contains(m2, m1) {
+		t.Fatalf("markers %q and %q overlap", m1, m2)
+	}
+	cmd := exec.Command("sleep", m1)
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep:", err)
+	}
+	want := strconv.Itoa(cmd.Process.Pid) + ": sleep " + m1
+	if got := ProcessesWith(m1); len(got) != 1 || got[0] != want {
+		t.Errorf("ProcessesWith(%q) = %q, want [%q]", m1, got, want)
+	}
+	if got := ProcessesWith(m2); len(got) != 0 {
+		t.Errorf("ProcessesWith(unused marker) = %q", got)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if got := ProcessesWith(m1); len(got) != 0 {
+		t.Errorf("after the kill: %q", got)
+	}
 }

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package procs
+
+import "os/exec"
+
+// Start starts cmd. Only Linux has a parent-death signal; see
+// start_linux.go.
+func Start(cmd *exec.Cmd) error { return cmd.Start() }
