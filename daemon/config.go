@@ -110,6 +110,11 @@ type Config struct {
 
 	// Version is reported by /health; "" means agentbe.Version.
 	Version string
+	// Revision is the VCS revision /health reports under build.revision;
+	// "" means the one the Go toolchain recorded in the binary, if any (a
+	// build from a copy without .git, such as an image's, records none:
+	// set it from the build, e.g. with -ldflags -X).
+	Revision string
 	// Logger receives the access log (one line per request: at Debug for
 	// a status below 400, else at Info) and warnings; nil means
 	// slog.Default().
