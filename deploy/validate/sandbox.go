@@ -80,7 +80,8 @@ func containerCaps(c corev1.Container) []string {
 // claim's subPath a sub-directory). The environment is the container's
 // (ContainerEnv) and nothing else. The host's /proc is bound (not a fresh
 // one, whose masked entries would keep a bwrap inside from mounting its
-// own /proc, as a pod with procMount: Unmasked allows).
+// own /proc) when the container asks for procMount: Unmasked, and a fresh,
+// partly covered one otherwise, as the runtime's masked /proc is.
 func RunContainer(ctx context.Context, cfg RunConfig) (*Run, error) {
 	c := cfg.Container
 	env, declared, err := ContainerEnv(cfg.Image, cfg.Bundle, cfg.Workload, c)
@@ -113,8 +114,15 @@ func RunContainer(ctx context.Context, cfg RunConfig) (*Run, error) {
 			args = append(args, "--ro-bind", d, d)
 		}
 	}
-	args = append(args, "--ro-bind", "/etc", "/etc", "--bind", "/proc", "/proc", "--dev", "/dev",
-		"--tmpfs", "/tmp", "--dir", "/run", "--symlink", "../run", "/var/run", "--dir", "/root",
+	args = append(args, "--ro-bind", "/etc", "/etc")
+	if sc := c.SecurityContext; sc != nil && sc.ProcMount != nil && *sc.ProcMount == corev1.UnmaskedProcMount {
+		args = append(args, "--bind", "/proc", "/proc")
+	} else {
+		// bwrap's own /proc covers parts of it read-only, as a runtime
+		// masks them: a nested bwrap cannot mount a /proc of its own.
+		args = append(args, "--proc", "/proc")
+	}
+	args = append(args, "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/run", "--symlink", "../run", "/var/run", "--dir", "/root",
 		"--tmpfs", "/usr/local")
 	dsts := make([]string, 0, len(cfg.Files))
 	for dst := range cfg.Files {

@@ -651,6 +651,25 @@ func TestCheckServeFailsPlaceholderToken(t *testing.T) {
 	}
 }
 
+// TestCheckServeFailsMaskedProc: without procMount: Unmasked the daemon
+// cannot run bwrap (no /proc of its own for the sandbox), so, having asked
+// for --isolation bwrap, it exits at start saying why, and never serves.
+func TestCheckServeFailsMaskedProc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the daemon")
+	}
+	files, _ := operatorFiles(t, variants[0])
+	b := render(t, variants[0], files)
+	w := deepCopy(only(t, b, "StatefulSet"))
+	w.Pod.Spec.Containers[0].SecurityContext.ProcMount = nil
+	run := startContainer(t, b, w, daemonBinary(t))
+	errs := CheckServe(run, expect(t))
+	msg := joinErrs(append(errs, errors.New("")))
+	if len(errs) == 0 || !strings.Contains(msg, "isolation bwrap is not usable") {
+		t.Errorf("errors:\n%s", msg)
+	}
+}
+
 // TestCheckPodFails: each missing protection of the pod is caught.
 func TestCheckPodFails(t *testing.T) {
 	files, _ := operatorFiles(t, variants[0])
