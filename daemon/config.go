@@ -53,6 +53,10 @@ type Config struct {
 	// AuthToken, when set, is required as "Authorization: Bearer <token>"
 	// on /mcp and as that header or ?token= on /ssh. It is compared in
 	// constant time and never logged. Empty means no authentication.
+	// Config takes any non-empty token (tests use short ones); the
+	// agent-backend command refuses one shorter than 32 bytes or a known
+	// placeholder, and so should an embedder that takes it from an
+	// operator.
 	AuthToken string
 	// AllowedHosts are extra Host/Origin names accepted on a loopback
 	// connection when no AuthToken is set: the DNS-rebinding protection
