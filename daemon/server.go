@@ -36,6 +36,7 @@ type Server struct {
 	// them.
 	allowedHosts []string
 	panics       *panicLog
+	ready        *readiness
 	// sweepStop cancels the start-up removal of stale temporary files;
 	// sweepDone is closed when it has ended.
 	sweepStop context.CancelFunc
@@ -69,6 +70,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
 		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: mcp.NormalizeHosts(cfg.AllowedHosts),
 		panics: &panicLog{log: cfg.Logger}}
+	s.ready = newReadiness(s.rootDir, local, cfg.Logger)
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
 	}
@@ -113,10 +115,7 @@ func (s *Server) startSweep() {
 // API), everything else 404; every route behind hostGuard.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/health", healthHandler(healthBody{
-		Status: "ok", Version: s.cfg.Version, RootDir: s.rootDir,
-		Transports: healthTransport{MCP: true, SSHWS: !s.cfg.DisableSSHWS, SSH: s.cfg.Conventional != nil},
-	}))
+	mux.Handle("/health", s.healthHandler())
 	inflight := newLimiter(s.cfg.MaxInFlight, s.cfg.Logger)
 	mux.Handle("/mcp", inflight.wrap(s.mcpRoute(), "requests"))
 	if !s.cfg.DisableSSHWS {
