@@ -85,41 +85,56 @@ func walkBeneath(dirfd int, rel string, flags int) (int, error) {
 	return fd, nil
 }
 
-// openWatchDir opens dir inside root for a feed, following no link, and
-// returns it with its device and inode numbers. Errors name dir only.
-func openWatchDir(root *os.Root, dir string) (*os.File, uint64, uint64, error) {
+// openWatchDir checks that dir, inside root, is a directory reached
+// without following any link, and returns it as a target for a feed.
+// Errors name dir only.
+func openWatchDir(root *os.Root, dir string) (*target, error) {
 	dir = path.Clean(dir)
 	if path.IsAbs(dir) || dir == ".." || strings.HasPrefix(dir, "../") {
-		return nil, 0, 0, &os.PathError{Op: "watch", Path: dir, Err: wspath.ErrEscape}
+		return nil, &os.PathError{Op: "watch", Path: dir, Err: wspath.ErrEscape}
 	}
-	rf, err := root.Open(".")
+	anchor, err := root.Open(".")
 	if err != nil {
-		return nil, 0, 0, &os.PathError{Op: "watch", Path: dir, Err: errors.Unwrap(err)}
+		return nil, &os.PathError{Op: "watch", Path: dir, Err: errors.Unwrap(err)}
 	}
-	defer rf.Close()
-	rc, err := rf.SyscallConn()
-	if err != nil {
-		return nil, 0, 0, err
+	afd := fdOf(anchor)
+	fd, oerr := openBeneath(afd, dir, unix.O_RDONLY|unix.O_DIRECTORY)
+	if oerr == unix.ENOTDIR {
+		// A link at the end is refused as "not a directory" too.
+		if lfd, err := openBeneath(afd, dir, unix.O_PATH); err == nil {
+			var st unix.Stat_t
+			if unix.Fstat(lfd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				oerr = unix.ELOOP
+			}
+			unix.Close(lfd)
+		}
 	}
-	fd := -1
-	var oerr error
-	rc.Control(func(rfd uintptr) {
-		fd, oerr = openBeneath(int(rfd), dir, unix.O_RDONLY|unix.O_DIRECTORY)
-	})
-	switch {
-	case oerr == unix.ELOOP:
-		return nil, 0, 0, &os.PathError{Op: "watch", Path: dir, Err: ErrSymlink}
-	case oerr == unix.ENOTDIR:
-		return nil, 0, 0, &os.PathError{Op: "watch", Path: dir, Err: ErrNotDir}
-	case oerr == unix.EXDEV:
-		return nil, 0, 0, &os.PathError{Op: "watch", Path: dir, Err: wspath.ErrEscape}
-	case oerr != nil:
-		return nil, 0, 0, &os.PathError{Op: "watch", Path: dir, Err: oerr}
+	if oerr != nil {
+		anchor.Close()
+		switch oerr {
+		case unix.ELOOP:
+			oerr = ErrSymlink
+		case unix.ENOTDIR:
+			oerr = ErrNotDir
+		case unix.EXDEV:
+			oerr = wspath.ErrEscape
+		}
+		return nil, &os.PathError{Op: "watch", Path: dir, Err: oerr}
 	}
+	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, 0, 0, &os.PathError{Op: "watch", Path: dir, Err: err}
+		anchor.Close()
+		return nil, &os.PathError{Op: "watch", Path: dir, Err: err}
 	}
-	return os.NewFile(uintptr(fd), dir), st.Dev, st.Ino, nil
+	return &target{anchor: anchor, dir: dir, dev: st.Dev, ino: st.Ino}, nil
+}
+
+// fdOf returns f's descriptor without switching it to blocking mode.
+func fdOf(f *os.File) int {
+	fd := -1
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(x uintptr) { fd = int(x) })
+	}
+	return fd
 }

@@ -131,3 +131,16 @@ func mkdir(t testing.TB, path string) {
 func join(dir string, elems ...string) string {
 	return filepath.Join(append([]string{dir}, elems...)...)
 }
+
+// waitUntil polls cond until it holds (a hang guard, not a timing
+// assertion).
+func waitUntil(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -25,6 +25,17 @@ type hubKey struct {
 	budget   *Budget
 }
 
+// target is a directory to watch: dir (clean, relative, "." for the
+// anchor itself) below anchor, a descriptor of the *os.Root's directory,
+// and the identity it had when checked.
+type target struct {
+	anchor   *os.File
+	dir      string
+	dev, ino uint64
+}
+
+func (t *target) close() { t.anchor.Close() }
+
 type hubFeed struct {
 	f     *feed
 	timer *time.Timer // linger, while nobody holds the feed
@@ -44,18 +55,18 @@ func (h *Hub) Open(root *os.Root, dir string, budget *Budget) (*Feed, error) {
 	if budget == nil {
 		budget = h.cfg.Budget
 	}
-	base, dev, ino, err := openWatchDir(root, dir)
+	tg, err := openWatchDir(root, dir)
 	if err != nil {
 		return nil, err
 	}
-	key := hubKey{dev, ino, budget}
+	key := hubKey{tg.dev, tg.ino, budget}
 	if hf := h.lookup(key); hf != nil {
-		base.Close()
+		tg.close()
 		return hf, nil
 	}
 	cfg := h.cfg
 	cfg.Budget = budget
-	f, err := startFeed(base, dev, ino, &cfg)
+	f, err := startFeed(tg, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -164,11 +175,11 @@ func (h *Hub) Close() error {
 // the feed may watch, with ErrNotSupported off Linux.
 func Open(root *os.Root, dir string, cfg *Config) (*Feed, error) {
 	c := cfg.withDefaults()
-	base, dev, ino, err := openWatchDir(root, dir)
+	tg, err := openWatchDir(root, dir)
 	if err != nil {
 		return nil, err
 	}
-	f, err := startFeed(base, dev, ino, &c)
+	f, err := startFeed(tg, &c)
 	if err != nil {
 		return nil, err
 	}

@@ -44,8 +44,13 @@ type engine struct {
 
 	ino  *os.File // the inotify instance, non-blocking, in the runtime poller
 	ifd  int
-	base *os.File // the watched directory, open for the feed's life
-	bfd  int
+	// The watched directory is reached through tg: an open descriptor on
+	// it would delay its IN_DELETE_SELF until closed, so one (bfd) is held
+	// only while a read's events are processed, checked to be the same
+	// directory each time.
+	tg  *target
+	afd int
+	bfd int
 
 	root     *node
 	nodes    map[int32]*node
@@ -79,12 +84,12 @@ type heldMove struct {
 	at     time.Time
 }
 
-// startFeed watches the tree under base (which it takes over) and starts
-// the feed's reader.
-func startFeed(base *os.File, dev, ino uint64, cfg *Config) (*feed, error) {
+// startFeed watches the tree of tg (which it takes over) and starts the
+// feed's reader.
+func startFeed(tg *target, cfg *Config) (*feed, error) {
 	ifd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
-		base.Close()
+		tg.close()
 		if err == unix.EMFILE {
 			return nil, fmt.Errorf("%w: no inotify instance left (fs.inotify.max_user_instances): %v", ErrWatchLimit, err)
 		}
@@ -96,37 +101,72 @@ func startFeed(base *os.File, dev, ino uint64, cfg *Config) (*feed, error) {
 		budget:     cfg.Budget,
 		ino:        os.NewFile(uintptr(ifd), "inotify"),
 		ifd:        ifd,
-		base:       base,
+		tg:         tg,
+		afd:        fdOf(tg.anchor),
+		bfd:        -1,
 		nodes:      make(map[int32]*node),
 		co:         newCoalescer(cfg, now),
 		beforeRead: testHooks.beforeRead,
 	}
-	e.bfd = fdOf(base)
 	e.f = &feed{
 		id:   newID(),
 		ring: newRing(cfg.RingSize, cfg.RingBytes),
 		done: make(chan struct{}),
-		dev:  dev,
-		ino:  ino,
+		dev:  tg.dev,
+		ino:  tg.ino,
 		stop: e.stop,
 	}
 	if err := e.watchRoot(); err != nil {
 		e.release()
 		return nil, err
 	}
+	e.dropBase()
 	e.co.take() // nothing is reported about what was there before
 	e.f.watches.Store(int64(e.nwatches))
 	go e.run()
 	return e.f, nil
 }
 
-// fdOf returns f's descriptor without switching it to blocking mode.
-func fdOf(f *os.File) int {
-	fd := -1
-	if rc, err := f.SyscallConn(); err == nil {
-		rc.Control(func(x uintptr) { fd = int(x) })
+// base returns a descriptor of the watched directory, held until
+// dropBase, or false when it is no longer where it was (the events that
+// follow say what happened to it).
+func (e *engine) base() (int, bool) {
+	if e.bfd >= 0 {
+		return e.bfd, true
 	}
-	return fd
+	if e.tg.dir == "." {
+		e.bfd = e.afd
+		return e.bfd, true
+	}
+	fd, err := openBeneath(e.afd, e.tg.dir, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return -1, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Dev != e.tg.dev || st.Ino != e.tg.ino {
+		unix.Close(fd)
+		return -1, false
+	}
+	e.bfd = fd
+	return fd, true
+}
+
+// dropBase closes what base opened.
+func (e *engine) dropBase() {
+	if e.bfd >= 0 && e.bfd != e.afd {
+		unix.Close(e.bfd)
+	}
+	e.bfd = -1
+}
+
+// openUnder opens p (relative to the watched directory) as openBeneath
+// does.
+func (e *engine) openUnder(p string, flags int) (int, error) {
+	bfd, ok := e.base()
+	if !ok {
+		return -1, unix.ENOENT
+	}
+	return openBeneath(bfd, p, flags)
 }
 
 // watchRoot watches the watched directory and every directory below it,
@@ -136,7 +176,12 @@ func (e *engine) watchRoot() error {
 	if !e.take() {
 		return fmt.Errorf("%w: %d watches allowed", ErrWatchLimit, e.cfg.MaxWatches)
 	}
-	wd, err := unix.InotifyAddWatch(e.ifd, "/proc/self/fd/"+strconv.Itoa(e.bfd), watchMask)
+	bfd, ok := e.base()
+	if !ok {
+		e.give(1)
+		return fmt.Errorf("watch: %w", ErrRootGone)
+	}
+	wd, err := unix.InotifyAddWatch(e.ifd, "/proc/self/fd/"+strconv.Itoa(bfd), watchMask)
 	if err != nil {
 		e.give(1)
 		if err == unix.ENOSPC {
@@ -180,7 +225,7 @@ func (e *engine) give(n int) {
 // scanRoot lists the watched directory again and watches its
 // subdirectories, reporting what it finds when report is set.
 func (e *engine) scanRoot(report bool) {
-	fd, err := unix.Openat(e.bfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := e.openUnder(".", unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return
 	}
@@ -195,7 +240,7 @@ func (e *engine) addDir(now time.Time, parent *node, name string, reportSelf, re
 	if reportSelf && !e.wasSeen(p) {
 		e.co.created(now, p, KindDir)
 	}
-	fd, err := openBeneath(e.bfd, p, unix.O_RDONLY|unix.O_DIRECTORY)
+	fd, err := e.openUnder(p, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return // gone or replaced already: the events that follow say so
 	}
@@ -357,7 +402,7 @@ func modeKind(mode uint32) Kind {
 // kindOf returns the kind of the entry at p (not a directory: the kernel
 // says when it is), following no link; a file when it is gone already.
 func (e *engine) kindOf(p string) Kind {
-	fd, err := openBeneath(e.bfd, p, unix.O_PATH)
+	fd, err := e.openUnder(p, unix.O_PATH)
 	if err != nil {
 		return KindFile
 	}
@@ -449,6 +494,7 @@ func (e *engine) run() {
 			due = time.Time{}
 		}
 		e.ino.SetReadDeadline(due)
+		e.dropBase()
 		if e.closing.Load() {
 			e.end(time.Now(), ErrClosed, "feed closed")
 			return
@@ -511,7 +557,8 @@ func (e *engine) end(now time.Time, err error, note string) {
 // release closes the descriptors and returns the watches.
 func (e *engine) release() {
 	e.ino.Close() // the kernel drops every watch with it
-	e.base.Close()
+	e.dropBase()
+	e.tg.close()
 	e.give(e.nwatches)
 	e.f.watches.Store(0)
 }
@@ -539,12 +586,14 @@ func (e *engine) handle(now time.Time, buf []byte) {
 		}
 		buf = buf[unix.SizeofInotifyEvent+nlen:]
 		e.bufLeft = len(buf)
+		// This event was counted in seenBytes if it was queued when a
+		// listing ended; one that starts a listing is not in the new
+		// count, so the count is lowered first and the paths forgotten
+		// after the event.
+		e.seenBytes = max(e.seenBytes-(unix.SizeofInotifyEvent+nlen), 0)
 		e.event(now, wd, mask, cookie, string(name))
-		if e.seenBytes > 0 {
-			if e.seenBytes -= unix.SizeofInotifyEvent + nlen; e.seenBytes <= 0 {
-				e.seenBytes = 0
-				clear(e.seen)
-			}
+		if e.seenBytes == 0 && len(e.seen) > 0 {
+			clear(e.seen)
 		}
 	}
 	e.bufLeft = 0

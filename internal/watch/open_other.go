@@ -4,11 +4,11 @@ package watch
 
 import "os"
 
-func openWatchDir(root *os.Root, dir string) (*os.File, uint64, uint64, error) {
-	return nil, 0, 0, ErrNotSupported
+func openWatchDir(root *os.Root, dir string) (*target, error) {
+	return nil, ErrNotSupported
 }
 
-func startFeed(base *os.File, dev, ino uint64, cfg *Config) (*feed, error) {
-	base.Close()
+func startFeed(tg *target, cfg *Config) (*feed, error) {
+	tg.close()
 	return nil, ErrNotSupported
 }
