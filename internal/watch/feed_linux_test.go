@@ -141,7 +141,9 @@ func TestMoveIntoAndOutOfTree(t *testing.T) {
 	if err := c.rest(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("feed ended with %v", err)
 	}
-	if c.has(func(e Event) bool { return strings.Contains(e.Path, "canary") || strings.HasPrefix(e.Path, "leaving/") || e.Path == "gonefile" }) {
+	if c.has(func(e Event) bool {
+		return strings.Contains(e.Path, "canary") || strings.HasPrefix(e.Path, "leaving/") || e.Path == "gonefile"
+	}) {
 		t.Fatalf("a change outside the tree surfaced:%s", c.dump())
 	}
 	if f.Stats().Watches != 0 {

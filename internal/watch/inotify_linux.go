@@ -42,8 +42,8 @@ type engine struct {
 	cfg    Config
 	budget *Budget
 
-	ino  *os.File // the inotify instance, non-blocking, in the runtime poller
-	ifd  int
+	ino *os.File // the inotify instance, non-blocking, in the runtime poller
+	ifd int
 	// The watched directory is reached through tg: an open descriptor on
 	// it would delay its IN_DELETE_SELF until closed, so one (bfd) is held
 	// only while a read's events are processed, checked to be the same
