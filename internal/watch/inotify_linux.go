@@ -48,9 +48,10 @@ type engine struct {
 	// it would delay its IN_DELETE_SELF until closed, so one (bfd) is held
 	// only while a read's events are processed, checked to be the same
 	// directory each time.
-	tg  *target
-	afd int
-	bfd int
+	tg     *target
+	afd    int
+	bfd    int
+	dirfds map[*node]int // directories opened for this read (dirFd)
 
 	root     *node
 	nodes    map[int32]*node
@@ -151,12 +152,18 @@ func (e *engine) base() (int, bool) {
 	return fd, true
 }
 
-// dropBase closes what base opened.
+// dropBase closes what base and dirFd opened.
 func (e *engine) dropBase() {
 	if e.bfd >= 0 && e.bfd != e.afd {
 		unix.Close(e.bfd)
 	}
 	e.bfd = -1
+	for n, fd := range e.dirfds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		delete(e.dirfds, n)
+	}
 }
 
 // openUnder opens p (relative to the watched directory) as openBeneath
@@ -399,19 +406,39 @@ func modeKind(mode uint32) Kind {
 	return KindOther
 }
 
-// kindOf returns the kind of the entry at p (not a directory: the kernel
-// says when it is), following no link; a file when it is gone already.
-func (e *engine) kindOf(p string) Kind {
-	fd, err := e.openUnder(p, unix.O_PATH)
-	if err != nil {
+// kindOf returns the kind of the entry name of n (not a directory: the
+// kernel says when it is), following no link; a file when it is gone
+// already. The directory is opened once per read (dirFd).
+func (e *engine) kindOf(n *node, name string) Kind {
+	fd, ok := e.dirFd(n)
+	if !ok {
 		return KindFile
 	}
-	defer unix.Close(fd)
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil {
+	if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return KindFile
 	}
 	return modeKind(st.Mode)
+}
+
+// dirFd returns a descriptor (O_PATH) of the watched directory n, opened
+// without following links and held until dropBase, like base.
+func (e *engine) dirFd(n *node) (int, bool) {
+	if n == e.root {
+		return e.base()
+	}
+	if fd, ok := e.dirfds[n]; ok {
+		return fd, fd >= 0
+	}
+	fd, err := e.openUnder(n.path(), unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		fd = -1
+	}
+	if e.dirfds == nil {
+		e.dirfds = make(map[*node]int)
+	}
+	e.dirfds[n] = fd
+	return fd, fd >= 0
 }
 
 // maxSpecials bounds the special entries remembered, per MaxTable.
@@ -685,7 +712,7 @@ func (e *engine) appeared(now time.Time, n *node, name string, isDir bool) {
 		return
 	}
 	p := n.join(name)
-	k := e.kindOf(p)
+	k := e.kindOf(n, name)
 	e.setSpecial(n, name, k)
 	if !e.wasSeen(p) {
 		e.co.created(now, p, k)
