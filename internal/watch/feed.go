@@ -87,8 +87,13 @@ func (h *Feed) Seq() uint64 {
 // when the caller is up to date). When the events just after it are no
 // longer kept, or it is ahead of the feed, it returns an error wrapping
 // ErrCursorTooOld: the caller lists the tree again and continues from
-// Seq.
+// Seq. On a closed handle it returns ErrClosed.
 func (h *Feed) Since(after uint64) ([]Event, error) {
+	select {
+	case <-h.closed:
+		return nil, ErrClosed
+	default:
+	}
 	return h.f.ring.since(after, 0)
 }
 

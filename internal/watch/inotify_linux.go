@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -473,10 +475,11 @@ func (e *engine) takeSpecial(n *node, name string) Kind {
 	return k
 }
 
-// forget stops watching n and every directory below it.
+// forget stops watching n and every directory below it; rmWatch says
+// whether n's watch is still in the kernel (the ones below always are).
 func (e *engine) forget(n *node, rmWatch bool) {
 	for _, c := range n.children {
-		e.forget(c, rmWatch)
+		e.forget(c, true)
 	}
 	if e.nodes[n.wd] == n {
 		delete(e.nodes, n.wd)
@@ -509,7 +512,11 @@ func (e *engine) resync(now time.Time, note string) {
 // runtime poller while idle, with a deadline only while something is
 // due), turns the events into the feed's, and publishes them.
 func (e *engine) run() {
-	buf := make([]byte, readBufSize)
+	rc, err := e.ino.SyscallConn()
+	if err != nil {
+		e.end(time.Now(), fmt.Errorf("watch: %w", err), "reading events failed")
+		return
+	}
 	for {
 		due, ok := e.co.deadline()
 		if e.held != nil {
@@ -529,11 +536,12 @@ func (e *engine) run() {
 		if e.beforeRead != nil {
 			e.beforeRead()
 		}
-		n, err := e.ino.Read(buf)
+		buf, err := e.read(rc)
 		now := time.Now()
 		switch {
 		case err == nil:
-			e.handle(now, buf[:n])
+			e.handle(now, *buf)
+			putReadBuf(buf)
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			if e.closing.Load() {
 				e.end(now, ErrClosed, "feed closed")
@@ -553,6 +561,47 @@ func (e *engine) run() {
 		e.co.tick(now)
 		e.publish(now, e.co.take())
 	}
+}
+
+// readBufs holds read buffers, taken only once events are there: an idle
+// feed waits for its descriptor to become readable without one.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
+
+func putReadBuf(b *[]byte) {
+	*b = (*b)[:readBufSize]
+	readBufs.Put(b)
+}
+
+// read waits (in the runtime poller, with the read deadline) until events
+// are there and reads them into a buffer of readBufs.
+func (e *engine) read(rc syscall.RawConn) (*[]byte, error) {
+	var buf *[]byte
+	var rerr error
+	err := rc.Read(func(fd uintptr) bool {
+		b := readBufs.Get().(*[]byte)
+		var n int
+		for {
+			n, rerr = unix.Read(int(fd), *b)
+			if rerr != unix.EINTR {
+				break
+			}
+		}
+		if rerr == unix.EAGAIN {
+			readBufs.Put(b)
+			return false
+		}
+		if rerr == nil {
+			*b = (*b)[:n]
+			buf = b
+		} else {
+			readBufs.Put(b)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return buf, rerr
 }
 
 // publish hands evs to the ring and updates the counters.
