@@ -260,3 +260,47 @@ func TestRaceRenameOverDir(t *testing.T) {
 		}
 	}
 }
+
+// TestHubConcurrentOpen: opens racing for a directory nobody watches yet
+// end up on one feed, and the feeds started in vain are stopped.
+func TestHubConcurrentOpen(t *testing.T) {
+	dir, r := tree(t)
+	mkdir(t, join(dir, "w", "sub"))
+	h := NewHub(&Config{Linger: -1})
+	defer h.Close()
+	fds := countFDs(t)
+	const n = 8
+	feeds := make([]*Feed, n)
+	var wg sync.WaitGroup
+	for i := range feeds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, err := h.Open(r, "w", nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			feeds[i] = f
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	for _, f := range feeds[1:] {
+		if f.ID() != feeds[0].ID() {
+			t.Fatal("concurrent opens got different feeds")
+		}
+	}
+	if got := countFDs(t) - fds; got != 2 {
+		t.Fatalf("%d descriptors for one feed, want 2 (feeds started in vain not stopped?)", got)
+	}
+	for _, f := range feeds {
+		f.Close()
+	}
+	<-feeds[0].Done()
+	if got := countFDs(t); got != fds {
+		t.Fatalf("descriptors: %d before, %d after", fds, got)
+	}
+}

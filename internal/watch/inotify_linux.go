@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -718,8 +719,8 @@ func (e *engine) event(now time.Time, wd int32, mask, cookie uint32, name string
 		}
 		return
 	}
-	if name == "" {
-		return
+	if !validName(name) {
+		return // the kernel never names an entry so; nothing to report
 	}
 	isDir := mask&unix.IN_ISDIR != 0
 	switch {
@@ -744,6 +745,11 @@ func (e *engine) event(now time.Time, wd int32, mask, cookie uint32, name string
 	case mask&unix.IN_MODIFY != 0:
 		e.co.written(now, n.join(name), false)
 	}
+}
+
+// validName reports whether name can be one entry of a directory.
+func validName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.Contains(name, "/")
 }
 
 // finish marks the feed to end after this event.
