@@ -72,6 +72,8 @@ type engine struct {
 	bufLeft   int
 
 	limitHit bool   // a directory could not be watched for lack of watches
+	lost     string // why the tree must be rebuilt after the current event
+	building bool   // the tree is being built from the disk (watchRoot, resync)
 	endErr   error  // set when the feed must end
 	endNote  string // the Ended event's note
 	closing  atomic.Bool
@@ -95,7 +97,7 @@ func startFeed(tg *target, cfg *Config) (*feed, error) {
 	if err != nil {
 		tg.close()
 		if err == unix.EMFILE {
-			return nil, fmt.Errorf("%w: no inotify instance left (fs.inotify.max_user_instances): %v", ErrWatchLimit, err)
+			return nil, fmt.Errorf("%w: no inotify instance left (fs.inotify.max_user_instances, or the process is out of descriptors): %v", ErrWatchLimit, err)
 		}
 		return nil, fmt.Errorf("watch: inotify_init1: %w", err)
 	}
@@ -201,7 +203,9 @@ func (e *engine) watchRoot() error {
 	}
 	e.root = &node{wd: int32(wd)}
 	e.nodes[e.root.wd] = e.root
+	e.building = true
 	e.scanRoot(false)
+	e.building = false
 	if e.limitHit {
 		return fmt.Errorf("%w: the tree has more directories than the %d watches allowed", ErrWatchLimit, min(e.cfg.MaxWatches, e.budgetLeft()))
 	}
@@ -287,7 +291,7 @@ func (e *engine) watchDir(now time.Time, parent *node, name string, fd int, repo
 		// and a listing of its parent), or our tree is wrong.
 		e.give(1)
 		if old.path() != p {
-			e.resync(now, "a directory was found under two names")
+			e.lostTrack("a directory was found under two names")
 		}
 		return
 	}
@@ -493,10 +497,22 @@ func (e *engine) forget(n *node, rmWatch bool) {
 	n.detach()
 }
 
+// lostTrack asks for a resync once the current event is processed (not
+// in the middle of a listing, whose directory the resync may forget).
+func (e *engine) lostTrack(why string) {
+	// During the initial walk or a resync the tree is built from the disk:
+	// a directory found twice is one mounted at two places, followed under
+	// the first name found.
+	if e.lost == "" && !e.building {
+		e.lost = why
+	}
+}
+
 // resync rebuilds the watches from the directory itself after the feed
 // lost track (the kernel dropped events, or its tree no longer matches
 // the disk), and reports a Rescan of the whole tree.
 func (e *engine) resync(now time.Time, note string) {
+	e.lost = ""
 	e.co.reset()
 	e.held = nil
 	for _, c := range e.root.children {
@@ -505,7 +521,9 @@ func (e *engine) resync(now time.Time, note string) {
 	e.specials -= len(e.root.special)
 	e.root.special = nil
 	e.limitHit = false
+	e.building = true
 	e.scanRoot(false)
+	e.building = false
 	e.co.rescan(now, ".", note)
 }
 
@@ -669,6 +687,9 @@ func (e *engine) handle(now time.Time, buf []byte) {
 		// after the event.
 		e.seenBytes = max(e.seenBytes-(unix.SizeofInotifyEvent+nlen), 0)
 		e.event(now, wd, mask, cookie, string(name))
+		if e.lost != "" {
+			e.resync(now, e.lost)
+		}
 		if e.seenBytes == 0 && len(e.seen) > 0 {
 			clear(e.seen)
 		}
@@ -715,7 +736,7 @@ func (e *engine) event(now time.Time, wd int32, mask, cookie uint32, name string
 		case n.moves > 0:
 			n.moves--
 		default:
-			e.resync(now, "a directory moved without the feed seeing where")
+			e.lostTrack("a directory moved without the feed seeing where")
 		}
 		return
 	}
