@@ -164,25 +164,3 @@ func (h *Hub) Close() error {
 	}
 	return nil
 }
-
-// Open starts a change feed of dir, a slash-separated path inside root
-// ("." for root itself), and returns its only handle; the feed stops when
-// the handle is closed. dir is reached without following any symbolic
-// link (ErrSymlink) and must be a directory (ErrNotDir). Every change made
-// after Open returns is reported. cfg may be nil for the defaults.
-//
-// Open fails with ErrWatchLimit when the tree has more directories than
-// the feed may watch, with ErrNotSupported off Linux.
-func Open(root *os.Root, dir string, cfg *Config) (*Feed, error) {
-	c := cfg.withDefaults()
-	tg, err := openWatchDir(root, dir)
-	if err != nil {
-		return nil, err
-	}
-	f, err := startFeed(tg, &c)
-	if err != nil {
-		return nil, err
-	}
-	f.onIdle = func(f *feed) { f.stop() }
-	return f.acquire(), nil
-}
