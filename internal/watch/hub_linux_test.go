@@ -112,9 +112,9 @@ func TestHubLingerEnds(t *testing.T) {
 	c.Close()
 }
 
-// TestConcurrentSubscribers: many subscribers (some joining mid-way) and
-// several writers; every subscriber sees the same events with the same
-// sequence numbers. Run with -race.
+// TestConcurrentSubscribers: many subscribers (half joining mid-way,
+// catching up with Since) and several writers; every subscriber sees the
+// same events with the same sequence numbers. Run with -race.
 func TestConcurrentSubscribers(t *testing.T) {
 	dir, r := tree(t)
 	h := NewHub(nil)
@@ -140,9 +140,28 @@ func TestConcurrentSubscribers(t *testing.T) {
 			defer g.Close()
 			<-start
 			s := g.Subscribe(0)
+			n := 0
+			if i%2 == 1 {
+				// Joins mid-way: catches up with Since, then follows.
+				for g.Seq() < uint64(10*i) {
+					time.Sleep(time.Millisecond)
+				}
+				evs, err := g.Since(0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				results[i] = evs
+				for _, e := range evs {
+					if e.Op == Created {
+						n++
+					}
+				}
+				s = g.Subscribe(evs[len(evs)-1].Seq)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 			defer cancel()
-			for n := 0; n < total; {
+			for n < total {
 				e, err := s.Next(ctx)
 				if err != nil {
 					t.Error(err)
@@ -172,6 +191,9 @@ func TestConcurrentSubscribers(t *testing.T) {
 	wg.Wait()
 	for i := 1; i < subs; i++ {
 		n := min(len(results[i]), len(results[0]))
+		if n < total {
+			t.Fatalf("subscriber %d saw %d events", i, len(results[i]))
+		}
 		for j := range n {
 			if results[i][j].Seq != results[0][j].Seq || results[i][j].Path != results[0][j].Path {
 				t.Fatalf("subscriber %d saw %s where 0 saw %s", i, results[i][j], results[0][j])
