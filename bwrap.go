@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/agentbe/agent-backend/internal/procs"
 )
 
 // sandboxWorkspace is where the workspace (the scope root for scoped
@@ -245,12 +247,12 @@ func (b bwrapSandbox) prepare(s sandboxSpec) (*launch, error) {
 	}
 	l := b.layout.withEtc()
 	setup := bwrapSetup(l, s, bwrapEnv(s))
-	args, err := pipeWith([]byte(strings.Join(setup, "\x00") + "\x00"))
+	args, err := procs.Feed([]byte(strings.Join(setup, "\x00") + "\x00"))
 	if err != nil {
 		ws.Close()
 		return nil, err
 	}
-	filter, err := pipeWith(b.seccomp)
+	filter, err := procs.Feed(b.seccomp)
 	if err != nil {
 		ws.Close()
 		args.Close()

@@ -118,11 +118,6 @@ func (l *launch) release() {
 	l.init.close()
 }
 
-// pipeFeedMax is what pipeWith writes before the reader starts: one page,
-// the capacity every pipe has (a user over pipe-user-pages-soft gets pipes
-// of a single page), so the write never blocks.
-const pipeFeedMax = 4096
-
 // cleanEnvPath is the PATH of every command unless an env sets one.
 const cleanEnvPath = sandboxPath
 

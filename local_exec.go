@@ -1,7 +1,6 @@
 package agentbe
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -109,8 +108,8 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, la.argv[0], la.argv[1:]...)
-	cmd.Env, cmd.Dir, cmd.Stdin, cmd.ExtraFiles = la.env, la.dir, commandStdin(opts.Stdin), la.extra
-	startOwnGroup(cmd)
+	cmd.Env, cmd.Dir, cmd.Stdin, cmd.ExtraFiles = la.env, la.dir, procs.Stdin(opts.Stdin), la.extra
+	procs.StartOwnGroup(cmd)
 	killer := groupKiller{cmd: cmd, init: la.init}
 	la.init = nil
 	defer killer.init.close()
@@ -118,11 +117,11 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	// Grandchildren may hold the output pipes open after a kill.
 	cmd.WaitDelay = 2 * time.Second
 
-	stdout := &capBuffer{max: l.outputCap()}
-	stderr := &capBuffer{max: maxStderrKept}
-	var pipes *outputPipes
+	stdout := &procs.CapBuffer{Max: l.outputCap()}
+	stderr := &procs.CapBuffer{Max: maxStderrKept}
+	var pipes *procs.OutputPipes
 	if opts.Stdout == nil && opts.Stderr == nil {
-		if pipes, err = newOutputPipes(cmd); err != nil {
+		if pipes, err = procs.NewOutputPipes(cmd); err != nil {
 			la.release()
 			return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
 				Err: errors.New("cannot start command: " + err.Error())}
@@ -142,7 +141,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	startErr := procs.Start(cmd)
 	la.release()
 	if pipes != nil {
-		pipes.started(startErr)
+		pipes.Started(startErr)
 	}
 	if startErr != nil {
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
@@ -151,7 +150,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	untrack := l.life.track(killer)
 	var runErr error
 	if pipes != nil {
-		runErr = pipes.wait(cmd, stdout, stderr, cmd.WaitDelay)
+		runErr = pipes.Wait(cmd, stdout, stderr, cmd.WaitDelay)
 	} else {
 		runErr = cmd.Wait()
 	}
@@ -160,7 +159,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		if opts.Stdout != nil {
 			return nil, stderr.String(), nil
 		}
-		return stdout.result(), stderr.String(), nil
+		return stdout.Result(), stderr.String(), nil
 	}
 	if l.life.dead() {
 		return nil, stderr.String(), &Error{Code: CodeDestroyed, Op: "exec", Command: command,
@@ -175,7 +174,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
 			Err: errors.New("command failed: " + scrubHost(runErr.Error(), host))}
 	}
-	xe := &ExitError{Command: command, ExitCode: ee.ExitCode(), Stdout: stdout.result(), Stderr: stderr.Bytes()}
+	xe := &ExitError{Command: command, ExitCode: ee.ExitCode(), Stdout: stdout.Result(), Stderr: stderr.Bytes()}
 	return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
 		Backend: KindLocal, Err: xe}
 }
@@ -190,7 +189,7 @@ type groupKiller struct {
 
 func (g groupKiller) kill() error {
 	g.init.kill(g.cmd.Process.Pid)
-	return killGroup(g.cmd)
+	return procs.KillGroup(g.cmd)
 }
 
 func (g groupKiller) Close() error {
@@ -298,62 +297,6 @@ func mergeMaps(maps ...map[string]string) map[string]string {
 
 // maxStderrKept bounds the stderr kept for an *ExitError.
 const maxStderrKept = 1 << 20
-
-// capBuffer collects output up to max bytes (0: unlimited) and counts the
-// rest, so a chatty command cannot exhaust memory. It deliberately has no
-// ReadFrom, so io.Copy goes through Write and the cap.
-type capBuffer struct {
-	buf   bytes.Buffer
-	max   int
-	total int64
-}
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	c.total += int64(len(p))
-	if c.max > 0 {
-		room := c.max - c.buf.Len()
-		if room <= 0 {
-			return len(p), nil
-		}
-		if len(p) > room {
-			c.buf.Write(p[:room])
-			return len(p), nil
-		}
-	}
-	return c.buf.Write(p)
-}
-
-func (c *capBuffer) Bytes() []byte  { return c.buf.Bytes() }
-func (c *capBuffer) String() string { return c.buf.String() }
-
-// result returns the collected output, with a note when it was truncated.
-func (c *capBuffer) result() []byte {
-	if c.max > 0 && c.total > int64(c.buf.Len()) {
-		fmt.Fprintf(&c.buf, truncatedFormat, c.total, c.max)
-	}
-	return c.buf.Bytes()
-}
-
-// truncatedFormat is the note result appends to truncated output.
-const truncatedFormat = "\n\n... [Output truncated. Full output was %d bytes, showing first %d]"
-
-// splitTruncated takes result's note off out: it returns the output kept
-// and the full length the note gives, or out and 0 when out does not end
-// with a note that matches what it holds.
-func splitTruncated(out []byte) ([]byte, int64) {
-	const lead = "\n\n... [Output truncated. Full output was "
-	i := bytes.LastIndex(out, []byte(lead))
-	if i < 0 || out[len(out)-1] != ']' {
-		return out, 0
-	}
-	var total int64
-	var shown int
-	if n, err := fmt.Sscanf(string(out[i:]), truncatedFormat, &total, &shown); err != nil || n != 2 ||
-		shown != i || total <= int64(shown) || fmt.Sprintf(truncatedFormat, total, shown) != string(out[i:]) {
-		return out, 0
-	}
-	return out[:i], total
-}
 
 // multiWriter writes to both writers; the first one's error wins.
 type multiWriter [2]interface{ Write([]byte) (int, error) }

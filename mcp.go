@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/procs"
 	"github.com/agentbe/agent-backend/mcp"
 )
 
@@ -39,7 +40,7 @@ func NewMCPServerWith(b Backend, opts mcp.ServerOptions) *mcp.Server {
 			}
 			// The tool cuts the output again, with a note of its own that
 			// gives the full length.
-			res.Stdout, res.StdoutTotal = splitTruncated(res.Stdout)
+			res.Stdout, res.StdoutTotal = procs.SplitTruncated(res.Stdout)
 			return res, nil
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/procs"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -88,8 +89,8 @@ func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]
 		return nil, "", r.fail("exec", "", l, err)
 	}
 	defer s.Close()
-	stdout := &capBuffer{max: r.outputCap()}
-	stderr := &capBuffer{max: maxStderrKept}
+	stdout := &procs.CapBuffer{Max: r.outputCap()}
+	stderr := &procs.CapBuffer{Max: maxStderrKept}
 	s.Stdin = opts.Stdin
 	if opts.Stdout != nil {
 		s.Stdout = opts.Stdout
@@ -121,7 +122,7 @@ func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]
 		if opts.Stdout != nil {
 			return nil, stderr.String(), nil
 		}
-		return stdout.result(), stderr.String(), nil
+		return stdout.Result(), stderr.String(), nil
 	}
 	var ee *ssh.ExitError
 	if !errors.As(runErr, &ee) {
@@ -134,7 +135,7 @@ func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]
 			Err: fmt.Errorf("command ended without an exit status: %w", runErr)}
 	}
 	xe := &ExitError{Command: command, ExitCode: ee.ExitStatus(), Signal: ee.Signal(),
-		Stdout: stdout.result(), Stderr: stderr.Bytes()}
+		Stdout: stdout.Result(), Stderr: stderr.Bytes()}
 	if xe.Signal != "" {
 		xe.ExitCode = -1
 	}

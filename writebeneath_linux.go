@@ -118,3 +118,18 @@ var processUmask = sync.OnceValue(func() uint32 {
 	}
 	return uint32(m)
 })
+
+// writeAll writes all of data to fd with plain write calls.
+func writeAll(fd int, data []byte) error {
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
+}

@@ -1,4 +1,4 @@
-package agentbe
+package procs
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pipeWith returns the read end of a pipe that yields data then EOF, for a
+// Feed returns the read end of a pipe that yields data then EOF, for a
 // child to read (bwrap's --args and --seccomp). Data larger than a pipe
 // buffer is written by a goroutine that ends when the reader has read it
 // all or has closed its end (EPIPE).
@@ -16,13 +16,13 @@ import (
 // when the end is handed to the child), which made the two pipes of a
 // bwrap launch cost about 55 µs of CPU per Exec (pprof); here it is pipe2,
 // write and close.
-func pipeWith(data []byte) (*os.File, error) {
+func Feed(data []byte) (*os.File, error) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		return nil, err
 	}
 	r := os.NewFile(uintptr(p[0]), "|feed")
-	if len(data) <= pipeFeedMax {
+	if len(data) <= feedMax {
 		err := writeAll(p[1], data)
 		unix.Close(p[1])
 		if err != nil {
@@ -39,6 +39,11 @@ func pipeWith(data []byte) (*os.File, error) {
 	}()
 	return r, nil
 }
+
+// feedMax is what Feed writes before the reader starts: one page, the
+// capacity every pipe has (a user over pipe-user-pages-soft gets pipes of
+// a single page), so the write never blocks.
+const feedMax = 4096
 
 // writeAll writes all of data to fd with plain write calls.
 func writeAll(fd int, data []byte) error {

@@ -1,4 +1,4 @@
-package agentbe
+package procs
 
 import (
 	"io"
@@ -11,8 +11,9 @@ import (
 // CPU per Exec, pprof). It is only ever read, and never closed.
 var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
 
-// commandStdin is the stdin of a command: in, or the null device.
-func commandStdin(in io.Reader) io.Reader {
+// Stdin is the stdin of a command: in, or the null device (shared by every
+// command) when in is nil.
+func Stdin(in io.Reader) io.Reader {
 	if in != nil {
 		return in
 	}

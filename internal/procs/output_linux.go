@@ -1,4 +1,4 @@
-package agentbe
+package procs
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// outputPipes collects a command's stdout and stderr without the copying
+// OutputPipes collects a command's stdout and stderr without the copying
 // goroutines os/exec starts for a writer that is not an *os.File: the child
 // gets the write ends of two plain (blocking) pipes, and the calling
 // goroutine polls their read ends together with a pidfd of the child.
@@ -18,7 +18,7 @@ import (
 // Measured on Exec("true") paired with a raw spawn (median difference per
 // call): os/exec's two goroutines and netpoller wake-ups cost 70-100 µs
 // (6-8%), one poll(2) loop 15-25 µs.
-type outputPipes struct {
+type OutputPipes struct {
 	outR, errR int      // read ends, kept by this process (-1 once closed)
 	outW, errW *os.File // write ends, the child's stdout and stderr
 	pidfd      int      // the child, readable once it has exited (-1: none)
@@ -35,11 +35,11 @@ var pidfdPollable = sync.OnceValue(func() bool {
 	return true
 })
 
-// newOutputPipes sets cmd's Stdout and Stderr to new pipes and asks for
+// NewOutputPipes sets cmd's Stdout and Stderr to new pipes and asks for
 // the child's pidfd (SysProcAttr.PidFD, obtained with the clone itself).
 // It returns nil (and leaves cmd alone) where the kernel lacks pollable
 // pidfds.
-func newOutputPipes(cmd *exec.Cmd) (*outputPipes, error) {
+func NewOutputPipes(cmd *exec.Cmd) (*OutputPipes, error) {
 	if !pidfdPollable() {
 		return nil, nil
 	}
@@ -52,7 +52,7 @@ func newOutputPipes(cmd *exec.Cmd) (*outputPipes, error) {
 		unix.Close(out[1])
 		return nil, err
 	}
-	p := &outputPipes{outR: out[0], errR: errp[0], pidfd: -1,
+	p := &OutputPipes{outR: out[0], errR: errp[0], pidfd: -1,
 		outW: os.NewFile(uintptr(out[1]), "|1"), errW: os.NewFile(uintptr(errp[1]), "|2")}
 	cmd.Stdout, cmd.Stderr = p.outW, p.errW
 	if cmd.SysProcAttr == nil {
@@ -62,9 +62,9 @@ func newOutputPipes(cmd *exec.Cmd) (*outputPipes, error) {
 	return p, nil
 }
 
-// started closes the write ends once cmd.Start has returned; if it failed,
+// Started closes the write ends once cmd.Start has returned; if it failed,
 // the read ends too (os/exec has closed the pidfd then).
-func (p *outputPipes) started(err error) {
+func (p *OutputPipes) Started(err error) {
 	p.outW.Close()
 	p.errW.Close()
 	if err != nil {
@@ -73,7 +73,7 @@ func (p *outputPipes) started(err error) {
 }
 
 // close releases the read ends and the pidfd.
-func (p *outputPipes) close() {
+func (p *OutputPipes) close() {
 	for _, fd := range []*int{&p.outR, &p.errR, &p.pidfd} {
 		if *fd >= 0 {
 			unix.Close(*fd)
@@ -82,16 +82,16 @@ func (p *outputPipes) close() {
 	}
 }
 
-// readBufs holds the buffers wait reads into (32 KiB, what io.Copy uses).
+// readBufs holds the buffers Wait reads into (32 KiB, what io.Copy uses).
 var readBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-// wait collects the output into stdout and stderr until both pipes are
+// Wait collects the output into stdout and stderr until both pipes are
 // closed, then waits for cmd. It behaves like cmd.Wait with cmd.WaitDelay
 // for the pipes: once the child has exited, descendants that still hold
 // them open get delay to close them, after which they are abandoned and,
-// if cmd itself succeeded, wait returns exec.ErrWaitDelay. Cancellation is
+// if cmd itself succeeded, Wait returns exec.ErrWaitDelay. Cancellation is
 // cmd's (its Cancel kills the process group, which ends the child).
-func (p *outputPipes) wait(cmd *exec.Cmd, stdout, stderr *capBuffer, delay time.Duration) error {
+func (p *OutputPipes) Wait(cmd *exec.Cmd, stdout, stderr *CapBuffer, delay time.Duration) error {
 	bp := readBufs.Get().(*[]byte)
 	buf := *bp
 	fds := []unix.PollFd{
@@ -99,7 +99,7 @@ func (p *outputPipes) wait(cmd *exec.Cmd, stdout, stderr *capBuffer, delay time.
 		{Fd: int32(p.errR), Events: unix.POLLIN},
 		{Fd: int32(p.pidfd), Events: unix.POLLIN},
 	}
-	sinks := [2]*capBuffer{stdout, stderr}
+	sinks := [2]*CapBuffer{stdout, stderr}
 	var deadline time.Time // set once the child has exited
 	// Without a pidfd (never seen: pidfdPollable vouches for CLONE_PIDFD),
 	// poll wakes up every 10 ms to look at the child without reaping it.
