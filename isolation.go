@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/beneath"
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
@@ -153,7 +154,7 @@ func (p plainSandbox) mode() Isolation { return p.m }
 
 func (p plainSandbox) prepare(s sandboxSpec) (*launch, error) {
 	hostDir := wspath.Join(s.HostRoot, s.WorkRel)
-	wd, err := s.Root.OpenFile(s.WorkRel, os.O_RDONLY|openNoWait|openDirOnly, 0)
+	wd, err := s.Root.OpenFile(s.WorkRel, os.O_RDONLY|beneath.NoWait|beneath.DirOnly, 0)
 	if err != nil {
 		return nil, err
 	}

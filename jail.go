@@ -5,16 +5,15 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/agentbe/agent-backend/internal/beneath"
 	"github.com/agentbe/agent-backend/internal/replace"
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
@@ -40,8 +39,9 @@ type jail struct {
 	untrack  func()
 	closed   bool
 
-	// dir is the same directory as root, opened from it, for openBeneath
-	// (os.Root does not expose its descriptor); opened on first use.
+	// dir is the same directory as root, opened from it, for the fast
+	// paths of internal/beneath (os.Root does not expose its descriptor);
+	// opened on first use.
 	dir        *os.File
 	untrackDir func()
 	dirFailed  bool
@@ -278,17 +278,6 @@ func follow[T any](r *os.Root, host, rel string, op func(string) (T, error)) (T,
 	return op(real)
 }
 
-// tempName returns a hidden sibling name for an atomic replacement of rel:
-// ".<base>.<13 base-36 digits>.tmp", the exact form RemoveStaleTemps
-// recognises. The name need not be unpredictable: it is created with
-// O_EXCL, which refuses any existing entry (a planted link included), and
-// retried.
-func tempName(rel string) string {
-	dir, base := path.Split(rel)
-	n := strconv.FormatUint(rand.Uint64(), 36)
-	return dir + "." + base + "." + strings.Repeat("0", tempDigits-len(n)) + n + ".tmp"
-}
-
 // atomicFile writes to a temporary sibling and renames it over the target
 // (or exchanges the two, see replace.ByExchange) on Close; until then the target
 // keeps its previous content.
@@ -400,12 +389,12 @@ func createInParent(ctx context.Context, r *os.Root, rel string, create bool) *a
 		mode: mode, keep: keep}
 }
 
-// openTemp creates a new temporary sibling of target (see tempName),
+// openTemp creates a new temporary sibling of target (see beneath.TempName),
 // trying another name if one exists already.
 func openTemp(r *os.Root, target string, mode fs.FileMode) (f *os.File, tmp string, err error) {
 	for try := 0; try < 3; try++ {
-		tmp = tempName(target)
-		f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoWait, mode)
+		tmp = beneath.TempName(target)
+		f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|beneath.NoWait, mode)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}

@@ -1,6 +1,4 @@
-//go:build linux
-
-package agentbe
+package beneath
 
 import (
 	"bytes"
@@ -15,11 +13,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// writeBeneath replaces the regular file rel below dir with data, or
-// creates it when nothing is there and create is true, with the same
-// atomic sequence as an atomicFile (temporary sibling, then replace.ByExchange's
-// swap or a rename) in plain system calls on one descriptor of rel's
-// parent, opened with a single confined openat2 (see openBeneath).
+// Write replaces the regular file rel below dir with data, or creates it
+// when nothing is there and create is true, with the same atomic sequence
+// as the os.Root path (a temporary sibling named by TempName, then
+// replace.ByExchange's swap or a rename) in plain system calls on one
+// descriptor of rel's parent, opened with a single confined openat2 (see
+// Open).
 //
 // Why: the os.Root path costs about twenty calls per 4 KiB write (a walk
 // of the parent, *os.File set-ups that register with the poller and fail,
@@ -32,7 +31,7 @@ import (
 // special file at rel, openat2 unavailable, a temporary file that cannot
 // be created): the caller's general path then decides and words the
 // error. Once handled, err is the outcome, with rel as its path.
-func writeBeneath(ctx context.Context, dir *os.File, rel string, data []byte, create bool) (handled bool, err error) {
+func Write(ctx context.Context, dir *os.File, rel string, data []byte, create bool) (handled bool, err error) {
 	parent, base := path.Split(rel)
 	if base == "" || base == "." || base == ".." {
 		return false, nil
@@ -81,10 +80,10 @@ func writeBeneath(ctx context.Context, dir *os.File, rel string, data []byte, cr
 }
 
 // createTempAt creates a new temporary sibling of base in the directory
-// dfd (see tempName), trying another name if one exists already.
+// dfd (see TempName), trying another name if one exists already.
 func createTempAt(dfd int, base string, mode uint32) (fd int, tmp string, ok bool) {
 	for try := 0; try < 3; try++ {
-		tmp = tempName(base)
+		tmp = TempName(base)
 		fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 		if err == nil {
 			return fd, tmp, true

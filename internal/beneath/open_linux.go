@@ -1,6 +1,4 @@
-//go:build linux
-
-package agentbe
+package beneath
 
 import (
 	"errors"
@@ -8,6 +6,7 @@ import (
 	"os"
 	"sync/atomic"
 
+	"github.com/agentbe/agent-backend/internal/readlimit"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,7 +14,14 @@ import (
 // kernel) or forbidden (a container's seccomp profile).
 var openat2Unusable atomic.Bool
 
-// openBeneath opens rel (clean, relative) below the directory dir with one
+// Disable makes every fast path decline until restore is called, so that
+// tests reach the os.Root paths behind them.
+func Disable() (restore func()) {
+	was := openat2Unusable.Swap(true)
+	return func() { openat2Unusable.Store(was) }
+}
+
+// Open opens rel (clean, relative) below the directory dir with one
 // openat2 call that the kernel confines to dir: with RESOLVE_BENEATH no
 // "..", absolute path or symbolic link may resolve outside it, and
 // RESOLVE_NO_MAGICLINKS refuses /proc-style links. It replaces os.Root's
@@ -27,7 +33,8 @@ var openat2Unusable atomic.Bool
 // (which the jail maps onto the workspace), a missing file, a kernel or
 // sandbox without openat2. The caller then takes the os.Root path, which
 // gives the exact answer and error; nothing is decided here but success.
-func openBeneath(dir *os.File, name, rel string, flags int) (f *os.File, ok bool) {
+// name is the returned file's Name.
+func Open(dir *os.File, name, rel string, flags int) (f *os.File, ok bool) {
 	fd, ok := openat2Beneath(dir, rel, flags)
 	if !ok {
 		return nil, false
@@ -35,15 +42,15 @@ func openBeneath(dir *os.File, name, rel string, flags int) (f *os.File, ok bool
 	return os.NewFile(uintptr(fd), name), true
 }
 
-// readBeneath reads the whole regular file rel below dir, opened as
-// openBeneath does, with plain system calls: no *os.File, whose creation
+// ReadFile reads the whole regular file rel below dir, opened as Open
+// does, with plain system calls: no *os.File, whose creation
 // costs two more calls (fcntl, and epoll_ctl, which fails for a regular
 // file). Measured over stdio, the file calls of read_text_file cost the
 // round trip far more than they cost in a loop (cold caches after every
 // exchange with the client), so each one counts. ok is false, with
 // nothing decided, for anything but a regular file of at most limit bytes
 // read without error: the caller's general path then answers.
-func readBeneath(dir *os.File, rel string, limit int64) (data []byte, ok bool) {
+func ReadFile(dir *os.File, rel string, limit int64) (data []byte, ok bool) {
 	fd, ok := openat2Beneath(dir, rel, unix.O_RDONLY|unix.O_NONBLOCK)
 	if !ok {
 		return nil, false
@@ -53,7 +60,7 @@ func readBeneath(dir *os.File, rel string, limit int64) (data []byte, ok bool) {
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, false
 	}
-	data, err := readAllLimited(fdReader(fd), st.Size, limit)
+	data, err := readlimit.ReadAll(fdReader(fd), st.Size, limit)
 	return data, err == nil
 }
 
@@ -75,8 +82,7 @@ func (fd fdReader) Read(p []byte) (int, error) {
 	}
 }
 
-// openat2Beneath is the confined open of openBeneath, returning the
-// descriptor.
+// openat2Beneath is the confined open of Open, returning the descriptor.
 func openat2Beneath(dir *os.File, rel string, flags int) (fd int, ok bool) {
 	if dir == nil || openat2Unusable.Load() {
 		return -1, false

@@ -1,4 +1,4 @@
-package agentbe
+package beneath
 
 import (
 	"encoding/binary"
@@ -12,10 +12,10 @@ import (
 	"testing"
 )
 
-// TestReadDirInMatchesOSReadDir: names, types and lstat information agree
+// TestReadDirMatchesOSReadDir: names, types and lstat information agree
 // with os.ReadDir for every kind of entry, and the directory-reading loop
 // copes with more entries than one getdents buffer holds.
-func TestReadDirInMatchesOSReadDir(t *testing.T) {
+func TestReadDirMatchesOSReadDir(t *testing.T) {
 	dir := t.TempDir()
 	mustOK(t, os.WriteFile(filepath.Join(dir, "file"), []byte("12345"), 0o644))
 	mustOK(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
@@ -37,7 +37,7 @@ func TestReadDirInMatchesOSReadDir(t *testing.T) {
 	f, err := r.Open(".")
 	mustOK(t, err)
 	defer f.Close()
-	got, err := readDirIn(f, r, ".")
+	got, err := ReadDir(f, r, ".")
 	mustOK(t, err)
 	sort.Slice(got, func(i, j int) bool { return got[i].Name() < got[j].Name() })
 	if len(got) != len(want) {

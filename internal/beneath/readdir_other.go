@@ -1,6 +1,6 @@
 //go:build !linux
 
-package agentbe
+package beneath
 
 import (
 	"io/fs"
@@ -9,9 +9,8 @@ import (
 	"strings"
 )
 
-// readDirIn lists the open directory f sorted by name; see
-// direntries_linux.go.
-func readDirIn(f *os.File, _ *os.Root, _ string) ([]fs.DirEntry, error) {
+// ReadDir lists the open directory f sorted by name; see readdir_linux.go.
+func ReadDir(f *os.File, _ *os.Root, _ string) ([]fs.DirEntry, error) {
 	entries, err := f.ReadDir(-1)
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return entries, err

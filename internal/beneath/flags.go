@@ -1,10 +1,8 @@
-//go:build unix
-
-package agentbe
+package beneath
 
 import "syscall"
 
-// openNoWait is or-ed into the flags of every open of a workspace entry.
+// NoWait is or-ed into the flags of every open of a workspace entry.
 //
 // On a regular file or directory O_NONBLOCK changes nothing for the kernel,
 // but os.File then skips its set-non-blocking-then-restore dance (four fcntl
@@ -12,7 +10,7 @@ import "syscall"
 // or device planted in the workspace it is what we want anyway: opening
 // never waits for the other end (a FIFO without a writer reads as empty, one
 // without a reader refuses writes with ENXIO) instead of hanging the call.
-const openNoWait = syscall.O_NONBLOCK
+const NoWait = syscall.O_NONBLOCK
 
-// openDirOnly makes an open fail unless the entry is a directory.
-const openDirOnly = syscall.O_DIRECTORY
+// DirOnly makes an open fail unless the entry is a directory.
+const DirOnly = syscall.O_DIRECTORY

@@ -1,4 +1,4 @@
-package agentbe
+package beneath
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 	"syscall"
 )
 
-// readDirIn lists the open directory f, which is rel in r, sorted by name,
+// ReadDir lists the open directory f, which is rel in r, sorted by name,
 // taking entry types from the kernel's d_type. os.File.ReadDir cannot do
 // that for a file opened in a Root: it lstats every entry up front (a
 // hundred entries, a hundred system calls). Here only entries of unknown
@@ -18,7 +18,7 @@ import (
 // Info is called.
 //
 // Errors name rel, never the host path.
-func readDirIn(f *os.File, r *os.Root, rel string) ([]fs.DirEntry, error) {
+func ReadDir(f *os.File, r *os.Root, rel string) ([]fs.DirEntry, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return nil, err
