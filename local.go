@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/agentbe/agent-backend/internal/sandbox"
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
@@ -73,7 +74,7 @@ type Local struct {
 	life    *lifecycle
 	jail    *jail
 	shell   string
-	sb      sandbox
+	sb      sandbox.Sandbox
 	checker *SafetyChecker
 	log     opLog
 	scopes  *scopeSet
@@ -118,7 +119,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	// The workspace-escape class of the check applies where no kernel
 	// confinement keeps commands in the workspace (see SafetyPolicy).
 	policy := cfg.Safety
-	policy.Confined = sb.mode() == IsolationBwrap
+	policy.Confined = sb.Mode() == sandbox.Bwrap
 	checker, err := NewSafetyChecker(policy)
 	if err != nil {
 		return nil, err
@@ -159,7 +160,7 @@ func (l *Local) OnStatusChange(fn func(old, new Status)) func() { return l.life.
 func (l *Local) Track(c io.Closer) { l.life.Track(c) }
 
 // Isolation reports the effective isolation mode (auto resolved).
-func (l *Local) Isolation() Isolation { return l.sb.mode() }
+func (l *Local) Isolation() Isolation { return Isolation(l.sb.Mode()) }
 
 // Destroy closes every tracked resource (MCP clients, the workspace root
 // handle) and moves to StatusDestroyed. Scopes are not destroyed: they

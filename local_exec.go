@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbe/agent-backend/internal/procs"
+	"github.com/agentbe/agent-backend/internal/sandbox"
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
@@ -43,11 +44,17 @@ func resolveShell(s Shell) (string, error) {
 // compiled once, at construction) unless AllowDangerous is set: the
 // dangerous class in every mode, the workspace-escape class (cd, $HOME,
 // "..") only in the modes that do not confine commands (software, none;
-// see SafetyPolicy). In software mode it must also pass checkSoftwarePaths. The environment follows one
-// rule in every mode (commandEnv): a clean base, never this process's
-// variables unless LocalConfig.InheritEnv, then LocalConfig.Env, the
-// scope's and the call's Env; HOME and PWD are the working directory. The working directory is reached through the
-// descriptor of the directory that was validated, never by name again.
+// see SafetyPolicy). In software mode it must also pass the absolute-path
+// heuristic (see IsolationSoftware).
+//
+// The environment follows one rule in every mode: a clean base, never this
+// process's variables (PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin,
+// LANG=C.UTF-8, TERM=dumb, SHELL the backend's shell, TMPDIR the mode's
+// temporary directory), or this process's environment with
+// LocalConfig.InheritEnv; then LocalConfig.Env, the scope's and the call's
+// Env; HOME and PWD are the working directory. The working directory is
+// reached through the descriptor of the directory that was validated,
+// never by name again.
 //
 // Cancelling ctx, reaching opts.Timeout or destroying the backend kills the
 // command's whole process group (under bwrap, the whole sandbox; in the
@@ -82,8 +89,8 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	if err != nil {
 		return nil, "", l.fail("exec", ".", err)
 	}
-	if l.sb.mode() == IsolationSoftware && !l.cfg.AllowDangerous {
-		if err := checkSoftwarePaths(command, host, l.rootDir); err != nil {
+	if l.sb.Mode() == sandbox.Software && !l.cfg.AllowDangerous {
+		if err := sandbox.CheckSoftwarePaths(command, host, l.rootDir); err != nil {
 			return nil, "", &Error{Code: CodeDangerousOperation, Op: "exec", Command: command,
 				Backend: KindLocal, Err: err}
 		}
@@ -96,24 +103,19 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	if err := validateEnv(env); err != nil {
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal, Err: err}
 	}
-	la, err := l.sb.prepare(sandboxSpec{Shell: l.shell, Command: command, Root: root,
-		HostRoot: host, WorkRel: workRel, Env: env, Inherit: l.cfg.InheritEnv})
-	if err != nil {
-		return nil, "", l.fail("exec", opts.Dir, err)
-	}
-
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, la.argv[0], la.argv[1:]...)
-	cmd.Env, cmd.Dir, cmd.Stdin, cmd.ExtraFiles = la.env, la.dir, procs.Stdin(opts.Stdin), la.extra
-	procs.StartOwnGroup(cmd)
-	killer := groupKiller{cmd: cmd, init: la.init}
-	la.init = nil
-	defer killer.init.close()
-	cmd.Cancel = killer.kill
+	sc, err := l.sb.Command(ctx, sandbox.Spec{Shell: l.shell, Command: command, Root: root,
+		HostRoot: host, WorkRel: workRel, Env: env, Inherit: l.cfg.InheritEnv})
+	if err != nil {
+		return nil, "", l.fail("exec", opts.Dir, err)
+	}
+	defer sc.Done()
+	cmd := sc.Cmd
+	cmd.Stdin = procs.Stdin(opts.Stdin)
 	// Grandchildren may hold the output pipes open after a kill.
 	cmd.WaitDelay = 2 * time.Second
 
@@ -122,7 +124,6 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	var pipes *procs.OutputPipes
 	if opts.Stdout == nil && opts.Stderr == nil {
 		if pipes, err = procs.NewOutputPipes(cmd); err != nil {
-			la.release()
 			return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
 				Err: errors.New("cannot start command: " + err.Error())}
 		}
@@ -139,7 +140,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		}
 	}
 	startErr := procs.Start(cmd)
-	la.release()
+	sc.Started()
 	if pipes != nil {
 		pipes.Started(startErr)
 	}
@@ -147,7 +148,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
 			Err: errors.New("cannot start command: " + scrubHost(startErr.Error(), host))}
 	}
-	untrack := l.life.track(killer)
+	untrack := l.life.track(sc)
 	var runErr error
 	if pipes != nil {
 		runErr = pipes.Wait(cmd, stdout, stderr, cmd.WaitDelay)
@@ -177,24 +178,6 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	xe := &ExitError{Command: command, ExitCode: ee.ExitCode(), Stdout: stdout.Result(), Stderr: stderr.Bytes()}
 	return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
 		Backend: KindLocal, Err: xe}
-}
-
-// groupKiller kills a running command: its process group and, under
-// bwrap, the sandbox's init, which has left that group (see sandboxInit).
-// It is the command's Cancel, and what Destroy closes.
-type groupKiller struct {
-	cmd  *exec.Cmd
-	init *sandboxInit // nil outside bwrap
-}
-
-func (g groupKiller) kill() error {
-	g.init.kill(g.cmd.Process.Pid)
-	return procs.KillGroup(g.cmd)
-}
-
-func (g groupKiller) Close() error {
-	_ = g.kill()
-	return nil
 }
 
 // DefaultMaxOutputBytes is the cap on collected stdout when

@@ -260,7 +260,7 @@ func spawnDaemon(ctx context.Context, l *Local, target Backend, binary string) (
 		binary = "agent-backend"
 	}
 	args := []string{"daemon", "--rootDir", l.rootDir, "--local-only",
-		"--isolation", string(l.sb.mode()), "--shell", shellFlag(l.shell)}
+		"--isolation", string(l.sb.Mode()), "--shell", shellFlag(l.shell)}
 	if s, ok := target.(*Scope); ok {
 		args = append(args, "--scopePath", s.fullRel)
 	}

@@ -1,4 +1,4 @@
-package agentbe
+package sandbox
 
 import (
 	"encoding/binary"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package agentbe
+package sandbox
 
 // killSandboxInit has nothing to do: bwrap runs only on Linux.
 func killSandboxInit(bwrapReport, int) {}

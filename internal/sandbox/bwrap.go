@@ -1,6 +1,7 @@
-package agentbe
+package sandbox
 
 import (
+	"context"
 	"os"
 	"path"
 	"path/filepath"
@@ -10,12 +11,9 @@ import (
 	"github.com/agentbe/agent-backend/internal/procs"
 )
 
-// sandboxWorkspace is where the workspace (the scope root for scoped
-// backends) is mounted inside the bwrap sandbox.
-const sandboxWorkspace = "/tmp/agentbe-workspace"
-
-// sandboxPath is the PATH of a sandboxed command unless its env sets one.
-const sandboxPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+// Workspace is where the workspace (the scope root for scoped backends) is
+// mounted inside the bwrap sandbox.
+const Workspace = "/tmp/agentbe-workspace"
 
 // sysMount is one system directory as found on the host.
 type sysMount struct {
@@ -103,9 +101,9 @@ func underAny(p string, dirs []string) bool {
 // validates Dir) maps to the workspace root.
 func sandboxDir(workRel string) string {
 	if workRel == "" || workRel == "." || !filepath.IsLocal(workRel) {
-		return sandboxWorkspace
+		return Workspace
 	}
-	return path.Join(sandboxWorkspace, filepath.ToSlash(workRel))
+	return path.Join(Workspace, filepath.ToSlash(workRel))
 }
 
 // Descriptors of a bwrap launch, in ExtraFiles order: the set-up arguments
@@ -133,7 +131,7 @@ const (
 // closes it before any of the command's code runs:
 //
 //	SHELL -c 'exec 5<&- && exec "$0" "$@"' SHELL -c COMMAND
-func bwrapArgv(l bwrapLayout, s sandboxSpec) []string {
+func bwrapArgv(l bwrapLayout, s Spec) []string {
 	argv := []string{l.bwrap, "--args", strconv.Itoa(bwrapArgsFD), "--"}
 	if l.noBindFD {
 		argv = append(argv, s.Shell, "-c", closeWorkspaceFD)
@@ -152,7 +150,7 @@ var closeWorkspaceFD = "exec " + strconv.Itoa(bwrapWorkspaceFD) + `<&- && exec "
 // validated (--bind-fd), never by name: a name is resolved again by bwrap at
 // every spawn, and whoever controls a parent entry could have swapped it for
 // a symbolic link in between. bwrap itself gets a fixed empty environment
-// and runs from "/" (Local.exec): the command's variables (LD_PRELOAD and
+// and runs from "/" (bwrapSandbox.Command): the command's variables (LD_PRELOAD and
 // the like included) apply only inside the sandbox, through --clearenv and
 // --setenv.
 //
@@ -170,7 +168,7 @@ var closeWorkspaceFD = "exec " + strconv.Itoa(bwrapWorkspaceFD) + `<&- && exec "
 //     sandbox's own processes (oom_score_adj and the like).
 //   - The seccomp filter of seccomp.go (--seccomp): no set-user-ID or
 //     set-group-ID file can be left on the host.
-func bwrapSetup(l bwrapLayout, s sandboxSpec, env []string) []string {
+func bwrapSetup(l bwrapLayout, s Spec, env []string) []string {
 	argv := make([]string, 0, 40+3*(len(l.sys)+len(etcFiles)+len(env)))
 	for _, m := range l.sys {
 		if m.link != "" {
@@ -194,7 +192,7 @@ func bwrapSetup(l bwrapLayout, s sandboxSpec, env []string) []string {
 	}
 	argv = append(argv,
 		"--tmpfs", "/tmp",
-		bindFlag(l), bindSource(l), sandboxWorkspace,
+		bindFlag(l), bindSource(l), Workspace,
 		"--unshare-all", "--share-net",
 		"--cap-drop", "ALL",
 		"--die-with-parent", "--new-session",
@@ -227,7 +225,7 @@ func bindSource(l bwrapLayout) string {
 // bwrapEnv is the environment of a sandboxed command: the clean base (see
 // commandEnv) with TMPDIR the sandbox's /tmp, the merged backend/scope/call
 // env over it, then HOME and PWD set to the working directory.
-func bwrapEnv(s sandboxSpec) []string {
+func bwrapEnv(s Spec) []string {
 	dir := sandboxDir(s.WorkRel)
 	return commandEnv(s.Inherit, s.Shell, map[string]string{"TMPDIR": "/tmp"}, s.Env, dir)
 }
@@ -238,9 +236,10 @@ type bwrapSandbox struct {
 	seccomp []byte // the filter program, built once
 }
 
-func (b bwrapSandbox) mode() Isolation { return IsolationBwrap }
+func (b bwrapSandbox) Mode() Mode       { return Bwrap }
+func (b bwrapSandbox) Launcher() string { return b.layout.bwrap }
 
-func (b bwrapSandbox) prepare(s sandboxSpec) (*launch, error) {
+func (b bwrapSandbox) Command(ctx context.Context, s Spec) (*Cmd, error) {
 	ws, err := s.Root.Open(".")
 	if err != nil {
 		return nil, err
@@ -265,11 +264,8 @@ func (b bwrapSandbox) prepare(s sandboxSpec) (*launch, error) {
 		filter.Close()
 		return nil, err
 	}
-	return &launch{
-		argv: bwrapArgv(l, s), env: []string{}, dir: "/",
-		extra: []*os.File{args, filter, ws, infoW},
-		init:  &sandboxInit{info: infoR},
-	}, nil
+	return newCmd(ctx, bwrapArgv(l, s), []string{}, "/", []*os.File{args, filter, ws, infoW}, nil,
+		&sandboxInit{info: infoR}), nil
 }
 
 // withEtc returns l with etcDir set to the stage's current generation; if

@@ -1,4 +1,4 @@
-package agentbe
+package sandbox
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -221,3 +222,6 @@ func removeStaleEtcStages() {
 		}
 	}
 }
+
+// processGone reports whether no process has the given pid.
+func processGone(pid int) bool { return syscall.Kill(pid, 0) == syscall.ESRCH }

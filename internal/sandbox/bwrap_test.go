@@ -1,4 +1,4 @@
-package agentbe
+package sandbox
 
 import (
 	"os"
@@ -26,7 +26,7 @@ func TestBwrapArgv(t *testing.T) {
 	split := bwrapLayout{bwrap: "/opt/bwrap", sys: []sysMount{
 		{path: "/usr"}, {path: "/lib"}, {path: "/bin"}, {path: "/sbin"}, // no /lib64
 	}}
-	spec := sandboxSpec{Shell: "/bin/bash", Command: "make test", HostRoot: "/srv/ws/users/a", WorkRel: "src/app"}
+	spec := Spec{Shell: "/bin/bash", Command: "make test", HostRoot: "/srv/ws/users/a", WorkRel: "src/app"}
 
 	for name, l := range map[string]bwrapLayout{"merged-usr": merged, "split": split} {
 		t.Run(name, func(t *testing.T) {
@@ -103,7 +103,7 @@ func TestSandboxDir(t *testing.T) {
 
 func TestBwrapEnv(t *testing.T) {
 	t.Setenv("AGENTBE_TEST_DAEMON_SECRET", "hunter2")
-	env := bwrapEnv(sandboxSpec{WorkRel: "sub", Env: map[string]string{"FOO": "bar", "HOME": "/root", "PATH": "/custom"}})
+	env := bwrapEnv(Spec{WorkRel: "sub", Env: map[string]string{"FOO": "bar", "HOME": "/root", "PATH": "/custom"}})
 	m := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -119,7 +119,7 @@ func TestBwrapEnv(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, m[k], v)
 		}
 	}
-	if d := bwrapEnv(sandboxSpec{}); !slices.Contains(d, "PATH="+sandboxPath) || !slices.Contains(d, "TMPDIR=/tmp") {
+	if d := bwrapEnv(Spec{}); !slices.Contains(d, "PATH="+DefaultPath) || !slices.Contains(d, "TMPDIR=/tmp") {
 		t.Errorf("default env lacks PATH: %v", d)
 	}
 }
@@ -162,14 +162,14 @@ func TestHostBwrapLayout(t *testing.T) {
 
 func TestBwrapArgvWithoutBindFD(t *testing.T) {
 	l := bwrapLayout{bwrap: "/usr/bin/bwrap", sys: []sysMount{{path: "/usr"}}, noBindFD: true}
-	spec := sandboxSpec{Shell: "/bin/bash", Command: "make test", WorkRel: "."}
+	spec := Spec{Shell: "/bin/bash", Command: "make test", WorkRel: "."}
 	want := []string{"/usr/bin/bwrap", "--args", "3", "--", "/bin/bash", "-c", `exec 5<&- && exec "$0" "$@"`,
 		"/bin/bash", "-c", "make test"}
 	if got := bwrapArgv(l, spec); !slices.Equal(got, want) {
 		t.Errorf("argv %q", got)
 	}
 	setup := bwrapSetup(l, spec, nil)
-	if argIndex(setup, "--bind", "/proc/self/fd/5", sandboxWorkspace) < 0 || slices.Contains(setup, "--bind-fd") {
+	if argIndex(setup, "--bind", "/proc/self/fd/5", Workspace) < 0 || slices.Contains(setup, "--bind-fd") {
 		t.Errorf("setup %v", setup)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package agentbe
+package sandbox
 
 import "os"
 

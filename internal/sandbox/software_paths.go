@@ -1,4 +1,4 @@
-package agentbe
+package sandbox
 
 import (
 	"fmt"
@@ -34,10 +34,10 @@ var softwareAllowedDirs = []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/u
 var softwareAllowedFiles = []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom",
 	"/dev/tty", "/dev/stdin", "/dev/stdout", "/dev/stderr"}
 
-// checkSoftwarePaths applies the heuristic to command; roots are the host
+// CheckSoftwarePaths applies the heuristic to command; roots are the host
 // paths of the workspace (real and as configured). The error names the path
 // found.
-func checkSoftwarePaths(command string, roots ...string) error {
+func CheckSoftwarePaths(command string, roots ...string) error {
 	text := decodeShellText(command)
 	for i := 0; i < len(text); i++ {
 		c := text[i]
