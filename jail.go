@@ -118,7 +118,7 @@ func (j *jail) get() (*os.Root, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	r, err := openRootNoFollow(pr, j.rel)
+	r, err := wspath.OpenNoFollow(pr, j.rel)
 	if err != nil {
 		return nil, "", err
 	}
@@ -131,87 +131,7 @@ func (j *jail) get() (*os.Root, string, error) {
 // symbolic link: a scope root is reached without following any link, since
 // whoever can write the parent directory (another tenant, or the scope's
 // own user one level up) could otherwise point it at a sibling's files.
-var ErrScopeLink = errors.New("scope path goes through a symbolic link")
-
-// openRootNoFollow opens directory rel (clean, relative) below r one
-// component at a time, refusing any component that is a symbolic link. Each
-// component is checked with Lstat, opened, and the opened directory compared
-// with what Lstat saw, so a swap between the two is refused as well.
-func openRootNoFollow(r *os.Root, rel string) (*os.Root, error) {
-	cur := r
-	closeCur := func() {
-		if cur != r {
-			cur.Close()
-		}
-	}
-	for _, name := range strings.Split(rel, "/") {
-		fi, err := cur.Lstat(name)
-		if err != nil {
-			closeCur()
-			return nil, &fs.PathError{Op: "scope", Path: rel, Err: underlying(err)}
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			closeCur()
-			return nil, &wrapped{msg: "scope " + rel, err: ErrScopeLink, is: ErrPathEscape}
-		}
-		if !fi.IsDir() {
-			closeCur()
-			return nil, &fs.PathError{Op: "scope", Path: rel, Err: syscall.ENOTDIR}
-		}
-		next, err := cur.OpenRoot(name)
-		if err != nil {
-			closeCur()
-			return nil, &fs.PathError{Op: "scope", Path: rel, Err: underlying(err)}
-		}
-		closeCur()
-		cur = next
-		if got, err := cur.Stat("."); err != nil || !os.SameFile(fi, got) {
-			cur.Close()
-			return nil, &wrapped{msg: "scope " + rel + " changed while it was opened", err: ErrScopeLink, is: ErrPathEscape}
-		}
-	}
-	return cur, nil
-}
-
-// mkdirNoFollow creates directory rel (clean, relative) below r and its
-// missing parents, like MkdirAll but refusing, as openRootNoFollow does,
-// any component that is a symbolic link: creating a scope's directory must
-// not create directories wherever a planted link points.
-func mkdirNoFollow(r *os.Root, rel string) error {
-	if rel == "." {
-		return nil
-	}
-	cur := r
-	defer func() {
-		if cur != r {
-			cur.Close()
-		}
-	}()
-	for _, name := range strings.Split(rel, "/") {
-		if err := cur.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return &fs.PathError{Op: "mkdir", Path: rel, Err: underlying(err)}
-		}
-		next, err := openRootNoFollow(cur, name)
-		if err != nil {
-			return err
-		}
-		if cur != r {
-			cur.Close()
-		}
-		cur = next
-	}
-	return nil
-}
-
-// underlying is the innermost cause of a path error (without the path,
-// which names a jail-relative component).
-func underlying(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
+var ErrScopeLink = wspath.ErrLink
 
 // close releases the root of a scope's jail early (when the scope is
 // destroyed, not the backend); later calls of get fail with ErrDestroyed.

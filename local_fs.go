@@ -481,7 +481,10 @@ func (l *Local) realPath(ctx context.Context, p string) (string, error) {
 func (l *Local) ensureDir(ctx context.Context, rel string) error {
 	r, _, err := l.jail.get()
 	if err == nil {
-		err = mkdirNoFollow(r, rel)
+		var d *os.Root
+		if d, err = wspath.MkdirNoFollow(r, rel, 0o755); err == nil {
+			d.Close()
+		}
 	}
 	return l.fail("mkdir", rel, err)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbe/agent-backend/internal/beneath"
+	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
 // Defaults of StaleTempOptions.
@@ -105,7 +106,7 @@ func (sw *staleSweep) dir(d *os.Root, depth int) error {
 					sw.res.Truncated = true
 					continue
 				}
-				sub, err := openRootNoFollow(d, e.Name())
+				sub, err := wspath.OpenNoFollow(d, e.Name())
 				if err != nil {
 					continue // replaced by a link or removed meanwhile
 				}

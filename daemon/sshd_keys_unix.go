@@ -5,8 +5,11 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"syscall"
 
+	"github.com/agentbe/agent-backend/internal/wspath"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,37 +22,36 @@ var ErrKeysLink = errors.New("daemon: refusing to follow a link or special file 
 // .ssh (0700) and the file (0600) where missing, and hands both to uid:gid.
 //
 // It runs as root in a directory the user owns, so it trusts no name below
-// home: each component is opened relative to its parent's descriptor and
-// without following a symbolic link (O_NOFOLLOW on a single component, so
-// there is no path for the user to redirect), and ownership and mode are
-// set on the opened descriptors (fchown, fchmod), never by name. A link,
-// a FIFO, a file with another link to it or owned by someone else than the
-// user or root is refused: otherwise a planted ~/.ssh -> /etc would have
-// root chmod and chown what it points to.
+// home: .ssh is created and opened by the walk that never follows a link
+// (wspath.MkdirNoFollow), authorized_keys is opened relative to .ssh's
+// descriptor without following a link (O_NOFOLLOW on a single component,
+// so there is no path for the user to redirect), and ownership and mode
+// are set on the opened descriptors (fchown, fchmod), never by name. A
+// link, a FIFO, a file with another link to it or owned by someone else
+// than the user or root is refused: otherwise a planted ~/.ssh -> /etc
+// would have root chmod and chown what it points to.
 func writeAuthorizedKeys(home string, uid, gid int, keys []byte) error {
-	hfd, err := unix.Open(home, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	hr, err := os.OpenRoot(home)
 	if err != nil {
 		return fmt.Errorf("daemon: home %s: %w", home, err)
 	}
-	defer unix.Close(hfd)
-	if err := unix.Mkdirat(hfd, ".ssh", 0o700); err != nil && err != unix.EEXIST {
-		return fmt.Errorf("daemon: %s: %w", filepath.Join(home, ".ssh"), err)
-	}
-	dfd, err := openOwned(hfd, ".ssh", unix.O_RDONLY|unix.O_DIRECTORY, 0, unix.S_IFDIR, uid)
+	defer hr.Close()
+	dotSSH := filepath.Join(home, ".ssh")
+	d, err := openSSHDir(hr, uid)
 	if err != nil {
-		return fmt.Errorf("daemon: %s: %w", filepath.Join(home, ".ssh"), err)
+		return fmt.Errorf("daemon: %s: %w", dotSSH, err)
 	}
-	defer unix.Close(dfd)
-	if err := unix.Fchown(dfd, uid, gid); err != nil {
-		return fmt.Errorf("daemon: %s: %w", filepath.Join(home, ".ssh"), err)
+	defer d.Close()
+	if err := d.Chown(uid, gid); err != nil {
+		return fmt.Errorf("daemon: %s: %w", dotSSH, err)
 	}
-	if err := unix.Fchmod(dfd, 0o700); err != nil {
-		return fmt.Errorf("daemon: %s: %w", filepath.Join(home, ".ssh"), err)
+	if err := d.Chmod(0o700); err != nil {
+		return fmt.Errorf("daemon: %s: %w", dotSSH, err)
 	}
-	ak := filepath.Join(home, ".ssh", "authorized_keys")
+	ak := filepath.Join(dotSSH, "authorized_keys")
 	// O_NONBLOCK: a FIFO planted there fails at once instead of blocking
 	// the start; it is refused below anyway.
-	ffd, err := openOwned(dfd, "authorized_keys", unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NONBLOCK|unix.O_NOCTTY,
+	ffd, err := openOwned(int(d.Fd()), "authorized_keys", unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NONBLOCK|unix.O_NOCTTY,
 		0o600, unix.S_IFREG, uid)
 	if err != nil {
 		return fmt.Errorf("daemon: %s: %w", ak, err)
@@ -71,9 +73,36 @@ func writeAuthorizedKeys(home string, uid, gid int, keys []byte) error {
 	return nil
 }
 
+// openSSHDir creates (0700) and opens .ssh in home without following a
+// link, and returns it if it is a directory that belongs to uid or root.
+func openSSHDir(home *os.Root, uid int) (*os.File, error) {
+	sr, err := wspath.MkdirNoFollow(home, ".ssh", 0o700)
+	if errors.Is(err, wspath.ErrLink) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, fmt.Errorf("%w (%v)", ErrKeysLink, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer sr.Close()
+	d, err := sr.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	fi, err := d.Stat()
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != uint32(uid) && st.Uid != 0 {
+		d.Close()
+		return nil, fmt.Errorf("%w (mode %v, owner %d)", ErrKeysLink, fi.Mode(), st.Uid)
+	}
+	return d, nil
+}
+
 // openOwned opens name in the directory dirfd without following a link
-// and returns the descriptor if it is of type kind (unix.S_IFDIR or
-// unix.S_IFREG), has one link, and belongs to uid or root.
+// and returns the descriptor if it is of type kind (unix.S_IFREG, or
+// unix.S_IFDIR), has one link (a regular file), and belongs to uid or root.
 func openOwned(dirfd int, name string, flags int, mode uint32, kind uint32, uid int) (int, error) {
 	fd, err := unix.Openat(dirfd, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err == unix.ELOOP || err == unix.ENOTDIR || err == unix.ENXIO {
