@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/execline"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -122,7 +123,7 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 		return true
 	case "env":
 		var e struct{ Name, Value string }
-		if ss.started || ssh.Unmarshal(req.Payload, &e) != nil || !validEnvName(e.Name) ||
+		if ss.started || ssh.Unmarshal(req.Payload, &e) != nil || !execline.ValidName(e.Name) ||
 			len(e.Value) > maxEnvValueLen || len(ss.env) >= maxSessionEnv {
 			return false
 		}
@@ -228,7 +229,7 @@ func (ss *session) run(kind, arg string, pty *ptyRequest) {
 		ss.exitWith(ss.runCommand(b, pty, ss.s.shellCommand(pty != nil), "", nil))
 	case "exec":
 		cmd, dir, env := arg, "", map[string]string(nil)
-		if tc, ok := parseTSCommand(arg); ok {
+		if tc, ok := execline.Parse(arg); ok {
 			cmd, dir, env = tc.Command, tc.Dir, tc.Env
 			if op, ok := parseTSFileOp(cmd); ok {
 				ss.exitWith(op.run(ss.ctx, b))
@@ -330,18 +331,6 @@ func (ss *session) finish(code int, sig string) {
 		ss.ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{uint32(code)}))
 	}
 	ss.ch.Close()
-}
-
-func validEnvName(n string) bool {
-	if n == "" {
-		return false
-	}
-	for i := 0; i < len(n); i++ {
-		if !isNameByte(n[i], i == 0) {
-			return false
-		}
-	}
-	return true
 }
 
 // sessionBackend is the backend SSH commands run on: the workspace, or a
