@@ -1,4 +1,4 @@
-package daemon
+package wsnet
 
 import (
 	"bufio"
@@ -66,7 +66,7 @@ func readServerFrame(r *bufio.Reader) (op byte, payload []byte, err error) {
 // header size, and the close frame comes after all of them.
 func TestWSConnQueuedWrites(t *testing.T) {
 	srv, cli := tcpPair(t)
-	c := newWSConn(srv, nil)
+	c := NewServerConn(srv, nil)
 	var want [][]byte
 	for i := 0; i < 300; i++ {
 		p := bytes.Repeat([]byte{byte(i)}, []int{1, 125, 126, 4000, 70000}[i%5])
@@ -80,7 +80,7 @@ func TestWSConnQueuedWrites(t *testing.T) {
 				return
 			}
 		}
-		done <- c.closeWith(closeNormal, "bye")
+		done <- c.CloseWith(CloseNormal, "bye")
 	}()
 	r := bufio.NewReader(cli)
 	for i, p := range want {
@@ -90,7 +90,7 @@ func TestWSConnQueuedWrites(t *testing.T) {
 		}
 	}
 	op, got, err := readServerFrame(r)
-	if err != nil || op != opClose || binary.BigEndian.Uint16(got) != closeNormal || string(got[2:]) != "bye" {
+	if err != nil || op != opClose || binary.BigEndian.Uint16(got) != CloseNormal || string(got[2:]) != "bye" {
 		t.Fatalf("close frame: op %d %q %v", op, got, err)
 	}
 	if err := <-done; err != nil {
@@ -101,17 +101,17 @@ func TestWSConnQueuedWrites(t *testing.T) {
 		t.Errorf("idle connection keeps buffers of %d and %d bytes", cap(c.pend), cap(c.spare))
 	}
 	c.wmu.Unlock()
-	if _, err := c.Write([]byte("late")); !errors.Is(err, errWSClosed) {
+	if _, err := c.Write([]byte("late")); !errors.Is(err, errServerClosed) {
 		t.Fatalf("Write after close: %v", err)
 	}
 }
 
 // TestWSConnStalledPeer: against a peer that reads nothing, writes block
-// once the queue is full (memory stays bounded), closeWith still returns
+// once the queue is full (memory stays bounded), CloseWith still returns
 // (its one-second deadline), and the blocked writer gets an error.
 func TestWSConnStalledPeer(t *testing.T) {
 	srv, _ := tcpPair(t)
-	c := newWSConn(srv, nil)
+	c := NewServerConn(srv, nil)
 	writerDone := make(chan error, 1)
 	go func() {
 		p := make([]byte, 64<<10)
@@ -141,11 +141,11 @@ func TestWSConnStalledPeer(t *testing.T) {
 	}
 	c.wmu.Unlock()
 	closed := make(chan error, 1)
-	go func() { closed <- c.closeWith(closeNormal, "") }()
+	go func() { closed <- c.CloseWith(CloseNormal, "") }()
 	select {
 	case <-closed:
 	case <-time.After(20 * time.Second):
-		t.Fatal("closeWith hung on a stalled peer")
+		t.Fatal("CloseWith hung on a stalled peer")
 	}
 	select {
 	case err := <-writerDone:
@@ -161,7 +161,7 @@ func TestWSConnStalledPeer(t *testing.T) {
 // Write returns an error instead of queueing more.
 func TestWSConnWriteErrorSticks(t *testing.T) {
 	srv, cli := tcpPair(t)
-	c := newWSConn(srv, nil)
+	c := NewServerConn(srv, nil)
 	cli.(*net.TCPConn).SetLinger(0)
 	cli.Close() // the peer resets: writes fail
 	p := make([]byte, 32<<10)

@@ -1,11 +1,11 @@
-package daemon
+package wsnet
 
 import (
 	"encoding/binary"
 	"time"
 )
 
-// maxPendingWrite bounds the bytes queued on a wsConn: a Write beyond it
+// maxPendingWrite bounds the bytes queued on a ServerConn: a Write beyond it
 // waits for the flusher, so a peer that stops reading stops the writer, as
 // a direct write would.
 const maxPendingWrite = 1 << 20
@@ -26,7 +26,7 @@ const maxInlineWrite = 4<<10 - 1
 const maxKeptSpare = 256 << 10
 
 // Write sends p as one binary frame (see queueFrame).
-func (c *wsConn) Write(p []byte) (int, error) {
+func (c *ServerConn) Write(p []byte) (int, error) {
 	if err := c.queueFrame(opBinary, p); err != nil {
 		return 0, err
 	}
@@ -42,13 +42,13 @@ func (c *wsConn) Write(p []byte) (int, error) {
 // writes a quarter of a 64 MiB Remote read (pprof); while one write is
 // under way, the next packets gather behind it. The first write error is
 // kept and returned by every later call.
-func (c *wsConn) queueFrame(op byte, p []byte) error {
+func (c *ServerConn) queueFrame(op byte, p []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	for {
 		switch {
 		case c.closed || c.released:
-			return errWSClosed
+			return errServerClosed
 		case c.werr != nil:
 			return c.werr
 		case len(c.pend) < maxPendingWrite:
@@ -70,7 +70,7 @@ func (c *wsConn) queueFrame(op byte, p []byte) error {
 }
 
 // flush writes the queue until it is empty or a write fails.
-func (c *wsConn) flush() {
+func (c *ServerConn) flush() {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.flushLocked(false)
@@ -79,7 +79,7 @@ func (c *wsConn) flush() {
 // flushLocked is flush with wmu held (released around each write). With
 // inline set it is a writer's own call: after one write it hands what
 // others queued meanwhile to a flusher goroutine instead of writing it.
-func (c *wsConn) flushLocked(inline bool) {
+func (c *ServerConn) flushLocked(inline bool) {
 	for len(c.pend) > 0 && c.werr == nil {
 		out := c.pend
 		c.pend = c.spare[:0]
@@ -124,11 +124,12 @@ func appendFrame(b []byte, op byte, p []byte) []byte {
 	return append(b, p...)
 }
 
-// Close is what the SSH layer calls, both when it ends normally and when it
-// fails, so it cannot choose the close code: it stops reads and writes,
-// and the owner (serveSSH) then sends the close frame with the code that
-// fits (1000 for a normal end, 1011 for a failure) through closeWith.
-func (c *wsConn) Close() error {
+// Close is what the layer above (the daemon's SSH server) calls, both when
+// it ends normally and when it fails, so it cannot choose the close code:
+// it stops reads and writes, and the connection's owner then sends the
+// close frame with the code that fits (1000 for a normal end, 1011 for a
+// failure) through CloseWith.
+func (c *ServerConn) Close() error {
 	c.wmu.Lock()
 	c.released = true
 	c.wcond.Broadcast()
@@ -136,10 +137,11 @@ func (c *wsConn) Close() error {
 	return c.raw.SetReadDeadline(time.Unix(1, 0))
 }
 
-// closeWith sends what is queued, then a close frame with code and reason
-// (once), and closes the connection; later calls do nothing. A peer that
+// CloseWith sends what is queued, then a close frame with code and reason
+// (once; a reason is cut to the 123 bytes a control frame can hold), and
+// closes the connection; later calls do nothing. A peer that
 // does not read gets one second for all of it.
-func (c *wsConn) closeWith(code int, reason string) error {
+func (c *ServerConn) CloseWith(code int, reason string) error {
 	c.wmu.Lock()
 	if c.closed {
 		c.wmu.Unlock()

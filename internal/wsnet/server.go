@@ -1,4 +1,4 @@
-package daemon
+package wsnet
 
 import (
 	"bufio"
@@ -10,13 +10,8 @@ import (
 	"time"
 )
 
-// WebSocket close codes the daemon sends.
-const (
-	closeNormal       = 1000 // the SSH side ended, or shutdown
-	closeProtocol     = 1002 // the client broke the framing rules
-	closeInternal     = 1011 // the SSH side failed
-	closeUnauthorized = 4001 // bad or missing token (the TypeScript client relies on it)
-)
+// CloseProtocol is the close code for a peer that broke the framing rules.
+const CloseProtocol = 1002
 
 // WebSocket opcodes (RFC 6455 §5.2).
 const (
@@ -29,21 +24,21 @@ const (
 )
 
 var (
-	// errWSClosed is returned by writes on a closed WebSocket.
-	errWSClosed = errors.New("daemon: websocket is not open")
-	// errWSProtocol is returned by reads of a frame that breaks RFC 6455.
-	errWSProtocol = errors.New("daemon: websocket protocol error")
+	// errServerClosed is returned by writes on a closed ServerConn.
+	errServerClosed = errors.New("websocket: not open")
+	// errProtocol is returned by reads of a frame that breaks RFC 6455.
+	errProtocol = errors.New("websocket: protocol error")
 )
 
-// wsConn is a server-side WebSocket as a net.Conn carrying raw bytes, on
-// the connection golang.org/x/net/websocket upgraded (that package does
-// the handshake; its frame layer unmasks byte by byte and hides close
+// ServerConn is a server-side WebSocket as a net.Conn carrying raw bytes, on
+// a connection a server upgraded (the daemon lets golang.org/x/net/websocket
+// do the handshake; its frame layer unmasks byte by byte and hides close
 // codes, so the frames are read and written here). Every Write is one
 // binary frame, queued (see queueFrame); Read returns the payloads of text,
 // binary and continuation frames as one stream, answers pings, and reports
 // io.EOF at the client's close frame. Closing sends a close frame with a
 // code and reason before closing the TCP connection.
-type wsConn struct {
+type ServerConn struct {
 	raw net.Conn
 	br  *bufio.Reader
 
@@ -54,7 +49,7 @@ type wsConn struct {
 	eof       bool
 	badFrame  bool // the client broke RFC 6455 (closed with 1002)
 
-	// Write state (see wsconn_write.go), guarded by wmu.
+	// Write state (see server_write.go), guarded by wmu.
 	wmu         sync.Mutex
 	wcond       *sync.Cond // signalled when the flusher makes progress or ends
 	pend, spare []byte     // frames queued; the flusher's last buffer, for reuse
@@ -65,15 +60,15 @@ type wsConn struct {
 	released    bool       // the SSH layer closed its side (see Close)
 }
 
-// newWSConn takes over an upgraded connection; buffered holds what the
-// HTTP server had read past the upgrade request.
-func newWSConn(raw net.Conn, buffered *bufio.Reader) *wsConn {
+// NewServerConn takes over an upgraded connection; buffered holds what the
+// HTTP server had read past the upgrade request (nil: nothing).
+func NewServerConn(raw net.Conn, buffered *bufio.Reader) *ServerConn {
 	var src io.Reader = raw
 	if buffered != nil && buffered.Buffered() > 0 {
 		pending, _ := buffered.Peek(buffered.Buffered())
 		src = io.MultiReader(bytesReaderOf(pending), raw)
 	}
-	c := &wsConn{raw: raw, br: bufio.NewReaderSize(src, 64<<10)}
+	c := &ServerConn{raw: raw, br: bufio.NewReaderSize(src, 64<<10)}
 	c.wcond = sync.NewCond(&c.wmu)
 	return c
 }
@@ -95,13 +90,13 @@ func (s *sliceReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (c *wsConn) Read(p []byte) (int, error) {
+func (c *ServerConn) Read(p []byte) (int, error) {
 	for c.remaining == 0 {
 		if c.eof {
 			return 0, io.EOF
 		}
 		if err := c.nextFrame(); err != nil {
-			if errors.Is(err, errWSProtocol) {
+			if errors.Is(err, errProtocol) {
 				c.badFrame = true
 			}
 			return 0, c.readErr(err)
@@ -120,7 +115,7 @@ func (c *wsConn) Read(p []byte) (int, error) {
 }
 
 // readErr turns the end of the connection into io.EOF once closing began.
-func (c *wsConn) readErr(err error) error {
+func (c *ServerConn) readErr(err error) error {
 	c.wmu.Lock()
 	done := c.closed || c.released
 	c.wmu.Unlock()
@@ -131,7 +126,7 @@ func (c *wsConn) readErr(err error) error {
 }
 
 // unmask XORs p with the frame's masking key, eight bytes at a time.
-func (c *wsConn) unmask(p []byte) {
+func (c *ServerConn) unmask(p []byte) {
 	if len(p) == 0 {
 		return
 	}
@@ -153,14 +148,14 @@ func (c *wsConn) unmask(p []byte) {
 // nextFrame reads a frame header. Data frames leave their payload to Read;
 // control frames are handled here (ping answered, pong ignored, close
 // ends the stream).
-func (c *wsConn) nextFrame() error {
+func (c *ServerConn) nextFrame() error {
 	var h [2]byte
 	if _, err := io.ReadFull(c.br, h[:]); err != nil {
 		return err
 	}
 	op := h[0] & 0x0f
 	if h[0]&0x70 != 0 || h[1]&0x80 == 0 { // reserved bits, or an unmasked client frame
-		return errWSProtocol
+		return errProtocol
 	}
 	n := uint64(h[1] & 0x7f)
 	switch n {
@@ -177,7 +172,7 @@ func (c *wsConn) nextFrame() error {
 		}
 		n = binary.BigEndian.Uint64(l[:])
 		if n>>63 != 0 {
-			return errWSProtocol
+			return errProtocol
 		}
 	}
 	if _, err := io.ReadFull(c.br, c.mask[:]); err != nil {
@@ -190,7 +185,7 @@ func (c *wsConn) nextFrame() error {
 		return nil
 	case opClose, opPing, opPong:
 		if n > 125 || h[0]&0x80 == 0 {
-			return errWSProtocol
+			return errProtocol
 		}
 		payload := make([]byte, n)
 		if _, err := io.ReadFull(c.br, payload); err != nil {
@@ -205,11 +200,17 @@ func (c *wsConn) nextFrame() error {
 		}
 		return nil
 	}
-	return errWSProtocol
+	return errProtocol
 }
 
-func (c *wsConn) LocalAddr() net.Addr                { return c.raw.LocalAddr() }
-func (c *wsConn) RemoteAddr() net.Addr               { return c.raw.RemoteAddr() }
-func (c *wsConn) SetDeadline(t time.Time) error      { return c.raw.SetDeadline(t) }
-func (c *wsConn) SetReadDeadline(t time.Time) error  { return c.raw.SetReadDeadline(t) }
-func (c *wsConn) SetWriteDeadline(t time.Time) error { return c.raw.SetWriteDeadline(t) }
+// BadFrame reports whether the peer broke the framing rules (a read then
+// failed): the close code that fits is CloseProtocol. Read it once reads
+// have stopped.
+func (c *ServerConn) BadFrame() bool { return c.badFrame }
+
+// LocalAddr, RemoteAddr and the deadline setters make ServerConn a net.Conn.
+func (c *ServerConn) LocalAddr() net.Addr                { return c.raw.LocalAddr() }
+func (c *ServerConn) RemoteAddr() net.Addr               { return c.raw.RemoteAddr() }
+func (c *ServerConn) SetDeadline(t time.Time) error      { return c.raw.SetDeadline(t) }
+func (c *ServerConn) SetReadDeadline(t time.Time) error  { return c.raw.SetReadDeadline(t) }
+func (c *ServerConn) SetWriteDeadline(t time.Time) error { return c.raw.SetWriteDeadline(t) }

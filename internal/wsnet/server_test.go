@@ -1,4 +1,4 @@
-package daemon
+package wsnet
 
 import (
 	"bufio"
@@ -36,8 +36,8 @@ func clientFrame(fin bool, op byte, payload []byte) []byte {
 	return f
 }
 
-// pipeWS returns a wsConn on one end of a pipe and the client end.
-func pipeWS(t *testing.T, pending []byte) (*wsConn, net.Conn) {
+// pipeWS returns a ServerConn on one end of a pipe and the client end.
+func pipeWS(t *testing.T, pending []byte) (*ServerConn, net.Conn) {
 	t.Helper()
 	srv, cli := net.Pipe()
 	t.Cleanup(func() { srv.Close(); cli.Close() })
@@ -46,7 +46,7 @@ func pipeWS(t *testing.T, pending []byte) (*wsConn, net.Conn) {
 		br = bufio.NewReader(io.MultiReader(bytes.NewReader(pending), &blockReader{}))
 		br.Peek(len(pending))
 	}
-	return newWSConn(srv, br), cli
+	return NewServerConn(srv, br), cli
 }
 
 // blockReader never returns (stands for a connection with nothing more).
@@ -106,14 +106,14 @@ func TestWSConnPingAndWrite(t *testing.T) {
 		t.Errorf("binary frame header %x %x", h, l)
 	}
 	io.CopyN(io.Discard, br, 70000)
-	go c.closeWith(closeUnauthorized, "Unauthorized")
+	go c.CloseWith(CloseUnauthorized, "Unauthorized")
 	io.ReadFull(br, h[:])
 	p = make([]byte, h[1])
 	io.ReadFull(br, p)
 	if h[0] != 0x80|opClose || binary.BigEndian.Uint16(p) != 4001 || string(p[2:]) != "Unauthorized" {
 		t.Errorf("close frame %x %q", h, p)
 	}
-	if _, err := c.Write([]byte("late")); !errors.Is(err, errWSClosed) {
+	if _, err := c.Write([]byte("late")); !errors.Is(err, errServerClosed) {
 		t.Errorf("write after close: %v", err)
 	}
 }
@@ -128,7 +128,7 @@ func TestWSConnProtocolErrors(t *testing.T) {
 		c, cli := pipeWS(t, nil)
 		go cli.Write(frame)
 		c.raw.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if _, err := c.Read(make([]byte, 10)); !errors.Is(err, errWSProtocol) {
+		if _, err := c.Read(make([]byte, 10)); !errors.Is(err, errProtocol) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -146,7 +146,7 @@ func FuzzWSConnRead(f *testing.F) {
 		srv, cli := net.Pipe()
 		defer cli.Close()
 		go io.Copy(io.Discard, cli) // pongs
-		c := newWSConn(srv, nil)
+		c := NewServerConn(srv, nil)
 		c.br = bufio.NewReader(bytes.NewReader(data))
 		out, _ := io.ReadAll(io.LimitReader(c, int64(len(data))+1))
 		if len(out) > len(data) {
