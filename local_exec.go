@@ -14,27 +14,18 @@ import (
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
-// resolveShell picks the shell once per backend, as daemon.md says: bash is
-// /bin/bash, sh is /bin/sh, auto prefers /bin/bash and falls back to /bin/sh.
+// resolveShell picks the shell once per backend (sandbox.ResolveShell),
+// with the backend's errors.
 func resolveShell(s Shell) (string, error) {
-	var candidates []string
-	switch s {
-	case "", ShellAuto:
-		candidates = []string{"/bin/bash", "/bin/sh"}
-	case ShellBash:
-		candidates = []string{"/bin/bash"}
-	case ShellSh:
-		candidates = []string{"/bin/sh"}
-	default:
+	p, err := sandbox.ResolveShell(string(s))
+	var none *sandbox.NoShellError
+	switch {
+	case errors.Is(err, sandbox.ErrUnknownShell):
 		return "", configErr("unknown shell "+string(s), nil)
+	case errors.As(err, &none):
+		return "", &Error{Code: CodeMissingUtilities, Op: "config", Reason: none.Error(), Err: ErrMissingUtility}
 	}
-	for _, c := range candidates {
-		if fi, err := os.Stat(c); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return c, nil
-		}
-	}
-	return "", &Error{Code: CodeMissingUtilities, Op: "config",
-		Reason: "no usable shell (" + strings.Join(candidates, ", ") + ")", Err: ErrMissingUtility}
+	return p, err
 }
 
 // Exec runs command with the backend's shell in the workspace root (or

@@ -9,6 +9,7 @@ import (
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/internal/execline"
+	"github.com/agentbe/agent-backend/internal/sandbox"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -375,17 +376,12 @@ var setsidPath = sync.OnceValue(func() string {
 	return ""
 })
 
-// resolveShellPath resolves the shell preference: sh and bash name their
-// binaries; auto is /bin/bash when present, else /bin/sh.
+// resolveShellPath resolves the shell preference as the backend does
+// (sandbox.ResolveShell); the backend would not have started without one,
+// so /bin/sh is only a last resort.
 func resolveShellPath(pref agentbe.Shell) string {
-	switch pref {
-	case agentbe.ShellSh:
-		return "/bin/sh"
-	case agentbe.ShellBash:
-		return "/bin/bash"
-	}
-	if fi, err := os.Stat("/bin/bash"); err == nil && !fi.IsDir() {
-		return "/bin/bash"
+	if sh, err := sandbox.ResolveShell(string(pref)); err == nil {
+		return sh
 	}
 	return "/bin/sh"
 }
