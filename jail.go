@@ -80,7 +80,7 @@ func openRootJail(hostDir string, life *lifecycle) (*jail, error) {
 	if err != nil {
 		return nil, err
 	}
-	life.Track(r)
+	life.track(r)
 	return &jail{root: r, hostReal: real, life: life}, nil
 }
 

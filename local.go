@@ -156,8 +156,9 @@ func (l *Local) Status() Status { return l.life.Status() }
 // OnStatusChange subscribes fn to status transitions.
 func (l *Local) OnStatusChange(fn func(old, new Status)) func() { return l.life.OnStatusChange(fn) }
 
-// Track registers c to be closed by Destroy.
-func (l *Local) Track(c io.Closer) { l.life.Track(c) }
+// Track registers c to be closed by Destroy and returns the function that
+// unregisters it; see Backend.
+func (l *Local) Track(c io.Closer) (untrack func()) { return l.life.track(c) }
 
 // Isolation reports the effective isolation mode (auto resolved).
 func (l *Local) Isolation() Isolation { return Isolation(l.sb.Mode()) }

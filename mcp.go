@@ -104,8 +104,8 @@ func MCPTransport(ctx context.Context, b Backend, opts MCPOptions) (io.ReadWrite
 		rwc = serveInProcess(target, opts.Server)
 	}
 	t := &trackedStream{ReadWriteCloser: rwc, hooks: newCloseHooks(release)}
-	// A destroyed b closes t at once, inside trackCloser.
-	t.hooks.setUntrack(trackCloser(b, t))
+	// A destroyed b closes t at once, inside Track.
+	t.hooks.setUntrack(b.Track(t))
 	return t, nil
 }
 
@@ -152,7 +152,7 @@ func remoteClient(ctx context.Context, b Backend, r *Remote, opts MCPOptions, in
 		release()
 		return nil, err
 	}
-	hooks.setUntrack(trackCloser(b, c))
+	hooks.setUntrack(b.Track(c))
 	return c, nil
 }
 
@@ -171,6 +171,9 @@ func newCloseHooks(release func()) *closeHooks {
 }
 
 func (h *closeHooks) setUntrack(u func()) {
+	if u == nil { // a third-party backend's Track
+		u = func() {}
+	}
 	h.mu.Lock()
 	h.untrack = u
 	h.mu.Unlock()
@@ -203,28 +206,6 @@ func (t *trackedStream) Close() error {
 		t.hooks.run()
 	})
 	return t.err
-}
-
-// trackCloser registers c with b's root backend and returns the function
-// that unregisters it; over a backend of another package it falls back to
-// Track and Untrack.
-func trackCloser(b Backend, c io.Closer) (untrack func()) {
-	for {
-		switch v := b.(type) {
-		case *Local:
-			return v.life.track(c)
-		case *Memory:
-			return v.life.track(c)
-		case *Scope:
-			b = v.parent
-			continue
-		}
-		b.Track(c)
-		if u, ok := b.(interface{ Untrack(io.Closer) }); ok {
-			return func() { u.Untrack(c) }
-		}
-		return func() {}
-	}
 }
 
 // mcpTarget applies opts.ScopePath to b. release destroys the scope it made
