@@ -35,7 +35,7 @@ import (
 //     process's user with the dangerous-command check, its workspace-escape
 //     class (no cd, pushd, popd, $HOME, ~/, "..", export PATH/HOME/PWD=) and
 //     a path check (no absolute path outside the workspace; see
-//     sandbox.CheckSoftwarePaths), which a determined command can defeat. Nothing
+//     docs/safety.md), which a determined command can defeat. Nothing
 //     stops it from setting set-user-ID bits on its own files: do not run
 //     software mode as root where other users can reach the workspace.
 //   - IsolationNone: no confinement at all (trusted commands only). The
