@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/sandbox"
 )
 
 func newExecLocal(t *testing.T, cfg LocalConfig) *Local {
@@ -47,7 +49,7 @@ func TestExecBasics(t *testing.T) {
 		{"Dir", "pwd; echo $HOME", ExecOptions{Dir: "sub/dir"}, root + "/sub/dir\n" + root + "/sub/dir\n"},
 		{"Dir absolute in root", "pwd", ExecOptions{Dir: filepath.Join(root, "sub")}, root + "/sub\n"},
 		{"process env not inherited", "echo $AGENTBE_PROC_VAR", ExecOptions{}, "\n"},
-		{"clean base", "echo $PATH $LANG $TERM", ExecOptions{}, cleanEnvPath + " C.UTF-8 dumb\n"},
+		{"clean base", "echo $PATH $LANG $TERM", ExecOptions{}, sandbox.DefaultPath + " C.UTF-8 dumb\n"},
 		{"backend over process", "echo $AGENTBE_OVERRIDE $AGENTBE_B", ExecOptions{}, "backend backend\n"},
 		{"call over backend", "echo $AGENTBE_OVERRIDE", ExecOptions{Env: map[string]string{"AGENTBE_OVERRIDE": "call"}}, "call\n"},
 		{"stdin is empty", "cat; echo done", ExecOptions{}, "done\n"},

@@ -15,6 +15,7 @@ import (
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
+	"github.com/agentbe/agent-backend/internal/wsnet"
 	"github.com/agentbe/agent-backend/mcp"
 )
 
@@ -167,7 +168,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
-	s.ws.closeAll(closeNormal, "Server shutting down")
+	s.ws.closeAll(wsnet.CloseNormal, "Server shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	if serr := hs.Shutdown(sctx); serr != nil {
@@ -262,15 +263,15 @@ func StripSecretEnv(token string) {
 // wsRegistry tracks live WebSocket connections for shutdown.
 type wsRegistry struct {
 	mu     sync.Mutex
-	conns  map[*wsConn]struct{}
+	conns  map[*wsnet.ServerConn]struct{}
 	wg     sync.WaitGroup
 	closed bool
 }
 
-func newWSRegistry() *wsRegistry { return &wsRegistry{conns: map[*wsConn]struct{}{}} }
+func newWSRegistry() *wsRegistry { return &wsRegistry{conns: map[*wsnet.ServerConn]struct{}{}} }
 
 // add registers c; it fails once shutdown has begun.
-func (r *wsRegistry) add(c *wsConn) bool {
+func (r *wsRegistry) add(c *wsnet.ServerConn) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -281,7 +282,7 @@ func (r *wsRegistry) add(c *wsConn) bool {
 	return true
 }
 
-func (r *wsRegistry) remove(c *wsConn) {
+func (r *wsRegistry) remove(c *wsnet.ServerConn) {
 	r.mu.Lock()
 	if _, ok := r.conns[c]; ok {
 		delete(r.conns, c)
@@ -293,13 +294,13 @@ func (r *wsRegistry) remove(c *wsConn) {
 func (r *wsRegistry) closeAll(code int, reason string) {
 	r.mu.Lock()
 	r.closed = true
-	list := make([]*wsConn, 0, len(r.conns))
+	list := make([]*wsnet.ServerConn, 0, len(r.conns))
 	for c := range r.conns {
 		list = append(list, c)
 	}
 	r.mu.Unlock()
 	for _, c := range list {
-		c.closeWith(code, reason)
+		c.CloseWith(code, reason)
 	}
 }
 
