@@ -275,3 +275,17 @@ func TestExecMemoryNotImplemented(t *testing.T) {
 		t.Fatalf("not-implemented error lacks op/backend: %#v", err)
 	}
 }
+
+// TestExecCancelledBeforeStart: a context already done when the command
+// would start gives the context's error, as a cancel during the run does
+// (it was "cannot start command: context canceled", which errors.Is could
+// not tell from a spawn failure).
+func TestExecCancelledBeforeStart(t *testing.T) {
+	l := ctLocal(t, LocalConfig{Isolation: IsolationSoftware})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := l.Exec(ctx, "true", ExecOptions{})
+	if !errors.Is(err, context.Canceled) || CodeOf(err) != CodeExecFailed {
+		t.Fatalf("Exec with a done context = %v (code %s)", err, CodeOf(err))
+	}
+}

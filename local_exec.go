@@ -136,6 +136,12 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		pipes.Started(startErr)
 	}
 	if startErr != nil {
+		if ctx.Err() != nil {
+			// Cancelled (or timed out) while starting: the same answer as
+			// a cancel a moment later, so callers can tell it by errors.Is.
+			return nil, "", &Error{Code: CodeExecFailed, Op: "exec", Command: command,
+				Backend: KindLocal, Err: ctx.Err()}
+		}
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
 			Err: errors.New("cannot start command: " + scrubHost(startErr.Error(), host))}
 	}
