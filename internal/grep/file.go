@@ -51,43 +51,67 @@ type fileSearcher struct {
 	keepLines   int // content lines stored per file (the rest only counted)
 	keepBytes   int
 
-	buf []byte
+	buf  []byte
+	head []byte
+	pre  prefixReader
+}
+
+var errEOF = io.EOF
+
+// prefixReader yields head, then what r has left.
+type prefixReader struct {
+	head []byte
+	r    io.Reader
+	done bool
+}
+
+func (p *prefixReader) Read(b []byte) (int, error) {
+	if len(p.head) > 0 {
+		n := copy(b, p.head)
+		p.head = p.head[n:]
+		return n, nil
+	}
+	if p.done {
+		return 0, io.EOF
+	}
+	return p.r.Read(b)
 }
 
 // search reads r (a walked file when walked, else an explicitly named
-// one) and reports its matches.
+// one) and reports its matches. A UTF-8 byte order mark is dropped and
+// UTF-16 with a byte order mark is transcoded to UTF-8, as ripgrep does.
 func (s *fileSearcher) search(r io.Reader, walked bool) fileResult {
-	r, err := decodeBOM(r, s.maxMulti)
-	if err != nil {
-		return fileResult{err: err}
+	if s.head == nil {
+		s.head = make([]byte, blockSize)
+	}
+	n, err := io.ReadAtLeast(r, s.head, 1)
+	if n == 0 {
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return fileResult{err: err}
+		}
+		return fileResult{}
+	}
+	h := s.head[:n]
+	src := &s.pre
+	*src = prefixReader{head: h, r: r, done: err != nil}
+	switch {
+	case len(h) >= 3 && h[0] == 0xEF && h[1] == 0xBB && h[2] == 0xBF:
+		src.head = h[3:]
+	case len(h) >= 2 && ((h[0] == 0xFF && h[1] == 0xFE) || (h[0] == 0xFE && h[1] == 0xFF)):
+		rest, err := io.ReadAll(io.LimitReader(src, s.maxMulti))
+		if err != nil {
+			return fileResult{err: err}
+		}
+		br := bytes.NewReader(utf16ToUTF8(rest[2:], rest[0] == 0xFE))
+		if s.m.multiline {
+			return s.searchMultiline(br, walked)
+		}
+		return s.searchLines(br, walked)
 	}
 	if s.m.multiline {
-		return s.searchMultiline(r, walked)
+		return s.searchMultiline(src, walked)
 	}
-	return s.searchLines(r, walked)
-}
-
-// decodeBOM strips a UTF-8 byte order mark and transcodes UTF-16 with a
-// byte order mark to UTF-8, as ripgrep does.
-func decodeBOM(r io.Reader, limit int64) (io.Reader, error) {
-	var head [3]byte
-	n, err := io.ReadFull(r, head[:])
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return nil, err
-	}
-	h := head[:n]
-	switch {
-	case bytes.HasPrefix(h, []byte{0xEF, 0xBB, 0xBF}):
-		return r, nil
-	case bytes.HasPrefix(h, []byte{0xFF, 0xFE}), bytes.HasPrefix(h, []byte{0xFE, 0xFF}):
-		rest, err := io.ReadAll(io.LimitReader(r, limit))
-		if err != nil {
-			return nil, err
-		}
-		data := append(append([]byte{}, h[2:]...), rest...)
-		return bytes.NewReader(utf16ToUTF8(data, h[0] == 0xFE)), nil
-	}
-	return io.MultiReader(bytes.NewReader(h), r), nil
+	return s.searchLines(src, walked)
 }
 
 func utf16ToUTF8(b []byte, bigEndian bool) []byte {

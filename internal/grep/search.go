@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -234,8 +235,10 @@ type search struct {
 // job is one file to search, numbered in path order.
 type job struct {
 	seq     int
-	display string // the path as printed
-	rel     string // the real path relative to the root
+	dir     *dirHandle // the directory a walked file is in
+	name    string     // its name there
+	display string     // the path as printed
+	rel     string     // the real path relative to the root
 	walked  bool
 }
 
@@ -308,7 +311,8 @@ func (s *search) runJobs(produce func(emit func(job) bool)) {
 	results := make(chan done, 4*s.opts.Workers)
 	stop := make(chan struct{})
 	var stopOnce sync.Once
-	halt := func() { stopOnce.Do(func() { close(stop) }) }
+	var halted atomic.Bool
+	halt := func() { stopOnce.Do(func() { halted.Store(true); close(stop) }) }
 
 	var wg sync.WaitGroup
 	for w := 0; w < s.opts.Workers; w++ {
@@ -317,7 +321,13 @@ func (s *search) runJobs(produce func(emit func(job) bool)) {
 			defer wg.Done()
 			fsr := s.newFileSearcher()
 			for j := range jobs {
-				r := s.searchFile(fsr, j)
+				var r fileResult
+				if !halted.Load() {
+					r = s.searchFile(fsr, j)
+				}
+				if j.dir != nil {
+					j.dir.release()
+				}
 				select {
 				case results <- done{j.seq, j, r}:
 				case <-stop:
@@ -336,15 +346,20 @@ func (s *search) runJobs(produce func(emit func(job) bool)) {
 				return false
 			}
 			j.seq = seq
+			if j.dir != nil {
+				j.dir.acquire()
+			}
 			select {
 			case jobs <- j:
 				seq++
 				return true
 			case <-stop:
-				return false
 			case <-s.ctx.Done():
-				return false
 			}
+			if j.dir != nil {
+				j.dir.release()
+			}
+			return false
 		})
 		close(jobs)
 		wg.Wait()
@@ -353,9 +368,9 @@ func (s *search) runJobs(produce func(emit func(job) bool)) {
 
 	pending := map[int]done{}
 	next := 0
-	halted := false
+	over := false
 	for d := range results {
-		if halted {
+		if over {
 			continue
 		}
 		pending[d.seq] = d
@@ -367,7 +382,7 @@ func (s *search) runJobs(produce func(emit func(job) bool)) {
 			delete(pending, next)
 			next++
 			if !s.collect(p.j, p.r) {
-				halted = true
+				over = true
 				halt()
 				break
 			}
@@ -404,6 +419,9 @@ func (s *search) newFileSearcher() *fileSearcher {
 func (s *search) searchFile(fsr *fileSearcher, j job) fileResult {
 	if s.ctx.Err() != nil {
 		return fileResult{err: s.ctx.Err()}
+	}
+	if j.dir != nil {
+		return s.searchInDir(fsr, j.dir, j.name, j.walked)
 	}
 	f, err := s.root.OpenFile(j.rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {

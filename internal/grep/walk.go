@@ -2,7 +2,6 @@ package grep
 
 import (
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -214,32 +213,28 @@ func (s *search) walk(parent *dirLevel, rel, display, globBase string, emit func
 	if s.ctx.Err() != nil {
 		return false
 	}
-	d, err := s.root.Open(rel)
+	h, err := openDirHandle(s, rel)
 	if err != nil {
 		return true
 	}
-	ents, _ := d.ReadDir(-1)
-	d.Close()
-	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	defer h.release()
+	ents := h.list()
+	slices.SortFunc(ents, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	names := make(map[string]fs.FileMode, 4)
 	for _, e := range ents {
-		switch n := e.Name(); n {
+		switch e.name {
 		case ".rgignore", ".ignore", ".gitignore", ".git":
-			names[n] = e.Type()
+			names[e.name] = e.mode
 		}
 	}
 	l := s.loadLevel(parent, rel, names)
 	absolute := strings.HasPrefix(display, "/")
 	for _, e := range ents {
-		name := e.Name()
-		t := e.Type()
-		if t&fs.ModeSymlink != 0 {
+		name := e.name
+		if e.mode&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
 			continue
 		}
-		isDir := t.IsDir()
-		if !isDir && !t.IsRegular() {
-			continue
-		}
+		isDir := e.mode.IsDir()
 		childRel := name
 		if rel != "." {
 			childRel = rel + "/" + name
@@ -258,7 +253,7 @@ func (s *search) walk(parent *dirLevel, rel, display, globBase string, emit func
 			}
 			continue
 		}
-		if !emit(job{display: childDisp, rel: childRel, walked: true}) {
+		if !emit(job{display: childDisp, rel: childRel, walked: true, dir: h, name: name}) {
 			return false
 		}
 	}
