@@ -2,7 +2,6 @@ package grep
 
 import (
 	"errors"
-	"path"
 	"regexp"
 	"strings"
 )
@@ -29,9 +28,9 @@ const (
 func (g *glob) match(p string) bool {
 	switch g.kind {
 	case gBasename:
-		return path.Base(p) == g.text && p != ""
+		return p[strings.LastIndexByte(p, '/')+1:] == g.text
 	case gExt:
-		return strings.HasSuffix(path.Base(p), g.text)
+		return strings.HasSuffix(p[strings.LastIndexByte(p, '/')+1:], g.text)
 	case gPath:
 		return p == g.text
 	}

@@ -3,6 +3,7 @@ package grep
 import (
 	"bytes"
 	"regexp/syntax"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -23,8 +24,6 @@ func (p literalPre) find(buf []byte, from int) int {
 	}
 	return -1
 }
-
-type byteSetPre struct{ a, b byte }
 
 // setPre finds the earliest of several literals.
 type setPre struct{ lits [][]byte }
@@ -51,22 +50,48 @@ func (p setPre) find(buf []byte, from int) int {
 // by a typical byte frequency.
 type foldPre struct {
 	lo, up byte
+	// lit (lower case) and the offset of the letter in it, when every
+	// letter of lit folds within ASCII: a candidate is then checked here.
+	lit []byte
+	off int
 }
 
 func (p foldPre) find(buf []byte, from int) int {
-	b := buf[from:]
-	i := bytes.IndexByte(b, p.lo)
-	end := len(b)
-	if i >= 0 {
-		end = i
-	}
-	if j := bytes.IndexByte(b[:end], p.up); j >= 0 {
-		return from + j
-	}
-	if i >= 0 {
-		return from + i
+	for from < len(buf) {
+		b := buf[from:]
+		i := bytes.IndexByte(b, p.lo)
+		end := len(b)
+		if i >= 0 {
+			end = i
+		}
+		if j := bytes.IndexByte(b[:end], p.up); j >= 0 {
+			i = j
+		}
+		if i < 0 {
+			return -1
+		}
+		at := from + i
+		if p.lit == nil {
+			return at
+		}
+		if start := at - p.off; start >= 0 && start+len(p.lit) <= len(buf) && asciiFoldEq(buf[start:start+len(p.lit)], p.lit) {
+			return start
+		}
+		from = at + 1
 	}
 	return -1
+}
+
+func asciiFoldEq(b, lower []byte) bool {
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 type lits struct {
@@ -185,7 +210,13 @@ func buildPrefilter(tree *syntax.Regexp) (prefilter, bool) {
 // foldPrefilter picks the rarest ASCII letter of lit whose case orbit has
 // no other member (k and s fold with non-ASCII characters).
 func foldPrefilter(lit string) prefilter {
-	best, bestRank := byte(0), 1<<30
+	best, bestRank, off := byte(0), 1<<30, 0
+	checkable := true
+	for i := 0; i < len(lit); i++ {
+		if c := lit[i]; c >= utf8.RuneSelf || c|0x20 == 'k' || c|0x20 == 's' {
+			checkable = false
+		}
+	}
 	for i := 0; i < len(lit); i++ {
 		c := lit[i]
 		if c >= utf8.RuneSelf {
@@ -196,13 +227,17 @@ func foldPrefilter(lit string) prefilter {
 			continue
 		}
 		if r := byteRank[lc]; r < bestRank {
-			best, bestRank = lc, r
+			best, bestRank, off = lc, r, i
 		}
 	}
 	if best == 0 {
 		return nil
 	}
-	return foldPre{lo: best, up: best - 0x20}
+	p := foldPre{lo: best, up: best - 0x20, off: off}
+	if checkable {
+		p.lit = []byte(strings.ToLower(lit))
+	}
+	return p
 }
 
 // byteRank orders lowercase letters from rare to common in source code and
