@@ -3,7 +3,7 @@
 // the benchmark tree. Not part of the product.
 //
 //	grepbench -gen DIR [-files N] [-seed S]
-//	grepbench [-l|-c] [-i] [-n] -root DIR PATTERN [PATH]
+//	grepbench [-l|-c] [-i] [-n] [-repeat N] -root DIR PATTERN [PATH]
 package main
 
 import (
@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"time"
 
 	"github.com/agentbe/agent-backend/internal/grep"
 	"github.com/agentbe/agent-backend/internal/grep/gentree"
@@ -27,6 +28,7 @@ func main() {
 	i := flag.Bool("i", false, "case-insensitive")
 	n := flag.Bool("n", false, "line numbers")
 	prof := flag.String("cpuprofile", "", "write a CPU profile")
+	repeat := flag.Int("repeat", 1, "run the search this many times; print the mean time per call to stderr")
 	flag.Parse()
 	if *prof != "" {
 		f, err := os.Create(*prof)
@@ -60,7 +62,14 @@ func main() {
 	} else if *c {
 		opts.Mode = grep.Count
 	}
-	res, err := grep.Search(context.Background(), root, opts)
+	var res *grep.Result
+	start := time.Now()
+	for k := 0; k < *repeat; k++ {
+		res, err = grep.Search(context.Background(), root, opts)
+	}
+	if *repeat > 1 {
+		fmt.Fprintf(os.Stderr, "%.1f us/call\n", float64(time.Since(start).Microseconds())/float64(*repeat))
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, grep.ToolText(err))
 		pprof.StopCPUProfile()
