@@ -37,6 +37,28 @@ func FuzzPattern(f *testing.F) {
 					t.Fatalf("pattern %q (i=%v) on %q: go %v, vm %v (go regexp %s)", pat, ci, line, goOK, vmOK, m.re)
 				}
 			}
+			if m.dfa != nil {
+				if e, ok := m.dfa.firstMatchEnd(b, 0); ok && (e >= 0) != vmOK {
+					t.Fatalf("pattern %q (i=%v) on %q: dfa %v, vm %v", pat, ci, line, e >= 0, vmOK)
+				}
+				// and over a buffer of lines: the line found is the first matching one
+				buf := []byte("zz\n" + line + "\n" + line)
+				ls, _, ok := m.nextLine(buf, 0)
+				_, _, first := m.vm.find([]byte("zz"), 0)
+				want := -1
+				switch {
+				case first:
+					want = 0
+				case vmOK:
+					want = 3
+				}
+				if !ok {
+					ls = -1
+				}
+				if ls != want {
+					t.Fatalf("pattern %q (i=%v) on lines zz/%q: first matching line at %d, want %d", pat, ci, line, ls, want)
+				}
+			}
 			if got := m.matchLine(b); got != vmOK {
 				t.Fatalf("pattern %q (i=%v) on %q: matchLine %v, vm %v", pat, ci, line, got, vmOK)
 			}

@@ -25,6 +25,7 @@ type matcher struct {
 	re     *regexp.Regexp // exact on valid UTF-8 lines (ASCII lines when unicodeWB); nil if Go cannot express it
 	filter *regexp.Regexp // a superset of re for scanning buffers (re itself unless unicodeWB)
 	vm     *vm
+	dfa    *dfa // finds the first matching line of a buffer (line mode)
 	pre    prefilter
 
 	exactLiteral bool // a candidate from pre is a match
@@ -64,6 +65,9 @@ func compilePattern(pat string, caseInsensitive, multiline bool) (*matcher, erro
 		return nil, &PatternError{Pattern: pat, msg: err.Error()}
 	}
 	m.vm = newVM(prog, m.unicodeWB)
+	if !m.multiline {
+		m.dfa = newDFA(prog, m.unicodeWB)
+	}
 	if !m.multiline && !m.rawBytes {
 		if re, err := regexp.Compile(splitRepeats(tree).String()); err == nil {
 			m.re = re
@@ -84,6 +88,9 @@ func compilePattern(pat string, caseInsensitive, multiline bool) (*matcher, erro
 func (m *matcher) clone() *matcher {
 	c := *m
 	c.vm = newVM(m.vm.prog, m.vm.unicodeWB)
+	if m.dfa != nil {
+		c.dfa = newDFA(m.dfa.prog, m.dfa.unicodeWB)
+	}
 	return &c
 }
 
@@ -403,8 +410,17 @@ func (m *matcher) nextLine(buf []byte, from int) (start, end int, ok bool) {
 	pos := from
 	for pos < len(buf) {
 		cand := pos
-		fromPre := false
+		fromPre, exact := false, false
+		if m.pre == nil && m.dfa != nil {
+			if e, ok := m.dfa.firstMatchEnd(buf, pos); ok {
+				if e < 0 {
+					return 0, 0, false
+				}
+				cand, exact = e, true
+			}
+		}
 		switch {
+		case exact:
 		case m.pre != nil:
 			i := m.pre.find(buf, pos)
 			if i < 0 {
@@ -431,7 +447,7 @@ func (m *matcher) nextLine(buf []byte, from int) (start, end int, ok bool) {
 		if i := bytes.IndexByte(buf[cand:], '\n'); i >= 0 {
 			le = cand + i
 		}
-		if fromPre && m.exactLiteral {
+		if exact || (fromPre && m.exactLiteral) {
 			return ls, le, true
 		}
 		if m.matchLine(buf[ls:le]) {
