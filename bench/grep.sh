@@ -53,7 +53,7 @@ measure() {
   local out=$1
   shift
   /usr/bin/time -f "%e %U %S %M" -o "$SCRATCH/time" "$@" >"$out" 2>/dev/null || true
-  awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$SCRATCH/time"
+  tail -1 "$SCRATCH/time" | awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }'
 }
 
 printf '%-26s %8s %8s %8s | %8s %8s %8s | %6s %6s\n' case rg-wall rg-cpu rg-MB ours-wall ours-cpu ours-MB wall× cpu×
