@@ -84,6 +84,13 @@ func TestFIFODoesNotBlock(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Skip("mkfifo:", err)
 	}
+	os.MkdirAll(filepath.Join(dir, ".git", "info"), 0o755)
+	os.MkdirAll(filepath.Join(dir, ".config", "git"), 0o755)
+	for _, name := range []string{".gitignore", ".ignore", ".rgignore", ".git/info/exclude", ".config/git/ignore"} {
+		if err := syscall.Mkfifo(filepath.Join(dir, name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	root := openRoot(t, dir)
 	for _, p := range []string{"", "fifo"} {
 		done := make(chan string, 1)

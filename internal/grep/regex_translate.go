@@ -137,7 +137,7 @@ func (t *translator) translate(n *node) *syntax.Regexp {
 			re.Op = syntax.OpStar
 		case n.min == 1 && n.max < 0:
 			re.Op = syntax.OpPlus
-		case n.min == 0 && n.max == 1 && isUncounted(n, t.pat):
+		case n.min == 0 && n.max == 1:
 			re.Op = syntax.OpQuest
 		default:
 			re.Op, re.Min, re.Max = syntax.OpRepeat, n.min, n.max
@@ -179,10 +179,6 @@ func (t *translator) translate(n *node) *syntax.Regexp {
 	}
 	return empty()
 }
-
-// isUncounted tells '?' from '{0,1}' (same semantics; kept apart only
-// for the size estimate).
-func isUncounted(n *node, pat string) bool { return true }
 
 func empty() *syntax.Regexp          { return &syntax.Regexp{Op: syntax.OpEmptyMatch} }
 func op(o syntax.Op) *syntax.Regexp  { return &syntax.Regexp{Op: o} }

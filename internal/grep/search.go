@@ -271,15 +271,6 @@ func (s *search) run() (*Result, error) {
 		}
 		return nil, &PathError{Path: given, Err: errors.Unwrap(err)}
 	}
-	// Glob candidates are relative to the root: the printed path without
-	// "./", or, for an absolute path, the real one.
-	globBase := strings.TrimPrefix(given, "./")
-	if strings.HasPrefix(given, "/") {
-		globBase = rel
-		if rel == "." {
-			globBase = ""
-		}
-	}
 	if fi.Mode().IsRegular() {
 		s.runJobs(func(emit func(job) bool) {
 			emit(job{display: given, rel: rel, walked: false})
@@ -289,12 +280,12 @@ func (s *search) run() (*Result, error) {
 	if !fi.IsDir() {
 		return s.res, nil // a FIFO, socket or device: nothing to read
 	}
-	if d, err := s.root.ReadFile(".config/git/ignore"); err == nil {
+	if d, ok := readSmall(s.root, ".config/git/ignore"); ok {
 		s.global = parseIgnoreFile(d)
 	}
 	top := s.dirLevels(rel)
 	s.runJobs(func(emit func(job) bool) {
-		s.walk(top, rel, given, globBase, emit)
+		s.walk(top, rel, given, emit)
 	})
 	return s.res, nil
 }

@@ -1,10 +1,13 @@
 package grep
 
 import (
+	"io"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // override is the --glob filter: a gitignore line whose meaning is
@@ -64,7 +67,7 @@ func (s *search) loadLevel(parent *dirLevel, rel string, names map[string]fs.Fil
 			return err == nil
 		}
 		mode, ok := names[name]
-		if !ok {
+		if !ok || mode&fs.ModeIrregular != 0 {
 			return false
 		}
 		if mode&fs.ModeSymlink != 0 { // exists() follows the link (inside the root)
@@ -77,24 +80,10 @@ func (s *search) loadLevel(parent *dirLevel, rel string, names map[string]fs.Fil
 		if !has(name) {
 			return nil
 		}
-		f, err := s.root.Open(path.Join(rel, name))
-		if err != nil {
-			return nil
+		if data, ok := readSmall(s.root, path.Join(rel, name)); ok {
+			return parseIgnoreFile(data)
 		}
-		defer f.Close()
-		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-			return nil
-		}
-		data := make([]byte, 0, 512)
-		buf := make([]byte, 32<<10)
-		for len(data) < 8<<20 {
-			n, err := f.Read(buf)
-			data = append(data, buf[:n]...)
-			if err != nil {
-				break
-			}
-		}
-		return parseIgnoreFile(data)
+		return nil
 	}
 	l.rg = read(".rgignore")
 	l.ig = read(".ignore")
@@ -102,16 +91,30 @@ func (s *search) loadLevel(parent *dirLevel, rel string, names map[string]fs.Fil
 	l.anyGit = l.hasGit || (parent != nil && parent.anyGit)
 	l.git = read(".gitignore")
 	if l.hasGit {
-		if f, err := s.root.Open(path.Join(rel, ".git/info/exclude")); err == nil {
-			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < 8<<20 {
-				data := make([]byte, fi.Size())
-				n, _ := f.Read(data)
-				l.excl = parseIgnoreFile(data[:n])
-			}
-			f.Close()
+		if data, ok := readSmall(s.root, path.Join(rel, ".git/info/exclude")); ok {
+			l.excl = parseIgnoreFile(data)
 		}
 	}
 	return l
+}
+
+// maxIgnoreFile bounds the ignore files read.
+const maxIgnoreFile = 8 << 20
+
+// readSmall reads a regular file of at most maxIgnoreFile bytes through
+// the root, without blocking on a FIFO.
+func readSmall(root *os.Root, name string) ([]byte, bool) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
+	return data, err == nil
 }
 
 // dirLevels loads the levels from the root down to the parent of rel
@@ -209,7 +212,7 @@ func joinDisplay(dir, name string) string {
 
 // walk visits directory rel in name order, depth first, emitting the
 // files to search; false from emit ends the walk.
-func (s *search) walk(parent *dirLevel, rel, display, globBase string, emit func(job) bool) bool {
+func (s *search) walk(parent *dirLevel, rel, display string, emit func(job) bool) bool {
 	if s.ctx.Err() != nil {
 		return false
 	}
@@ -248,7 +251,7 @@ func (s *search) walk(parent *dirLevel, rel, display, globBase string, emit func
 			continue
 		}
 		if isDir {
-			if !s.walk(l, childRel, childDisp, globBase, emit) {
+			if !s.walk(l, childRel, childDisp, emit) {
 				return false
 			}
 			continue
