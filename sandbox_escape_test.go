@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -119,8 +118,7 @@ func TestBwrapNoSetIDFiles(t *testing.T) {
 	ws := t.TempDir()
 	l := newIsoLocal(t, ws, IsolationBwrap, false)
 	probe := filepath.Join(ws, "probe")
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	build := exec.Command(goTool, "build", "-o", probe, "./testdata/setidprobe")
+	build := exec.Command("go", "build", "-o", probe, "./testdata/setidprobe")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build probe: %v\n%s", err, out)

@@ -143,7 +143,7 @@ func (h *Handler) stageArchive(ctx context.Context, b agentbe.Backend, stage str
 				return nil, badRequest("archive member " + strconv.Quote(hdr.Name) + " conflicts with another member")
 			}
 			e = uploadEntry{name: name, dir: true}
-		case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // old archives use '\x00'
+		case tar.TypeReg: // the reader turns old archives' '\x00' into TypeReg
 			if name == "" {
 				return nil, badRequest("unsafe archive member: " + strconv.Quote(hdr.Name))
 			}

@@ -122,8 +122,7 @@ func wsUpgrade(t *testing.T, c net.Conn) *bytesReader {
 
 // bytesReader reads a connection byte by byte (test traffic is small).
 type bytesReader struct {
-	c   net.Conn
-	buf []byte
+	c net.Conn
 }
 
 func (b *bytesReader) byte() (byte, error) {

@@ -68,9 +68,3 @@ func (t *handleTable) closeAll() {
 		delete(t.m, id)
 	}
 }
-
-func (t *handleTable) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.m)
-}

@@ -13,6 +13,7 @@ import (
 func pausedFeed(t *testing.T, r *os.Root, dir string, cfg *Config) (*Feed, *sync.Mutex) {
 	t.Helper()
 	gate := new(sync.Mutex)
+	//lint:ignore SA2001 a gate: the reader waits while the test holds it
 	testHooks.beforeRead = func() { gate.Lock(); gate.Unlock() }
 	f := open(t, r, dir, cfg)
 	testHooks.beforeRead = nil

@@ -42,7 +42,6 @@ type collector struct {
 	t   testing.TB
 	sub *Subscription
 	evs []Event
-	err error // the error that ended the subscription
 }
 
 func collect(t testing.TB, f *Feed) *collector {

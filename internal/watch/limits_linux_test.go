@@ -28,6 +28,7 @@ func TestKernelQueueOverflow(t *testing.T) {
 	dir, r := tree(t)
 	mkdir(t, join(dir, "flood"))
 	var gate sync.Mutex
+	//lint:ignore SA2001 a gate: the reader waits while the test holds it
 	testHooks.beforeRead = func() { gate.Lock(); gate.Unlock() }
 	// A ring large enough for the events before the overflow, which the
 	// collector reads more slowly than the feed publishes them.
