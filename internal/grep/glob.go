@@ -1,7 +1,6 @@
 package grep
 
 import (
-	"errors"
 	"regexp"
 	"strings"
 )
@@ -44,8 +43,6 @@ type GlobError struct {
 }
 
 func (e *GlobError) Error() string { return "error parsing glob '" + e.Glob + "': " + e.msg }
-
-var errGlobSyntax = errors.New("glob syntax")
 
 // globToRegexp translates a glob (after the gitignore rewrites) into a
 // regular expression over slash-separated paths; literalSep false lets *

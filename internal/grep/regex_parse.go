@@ -23,7 +23,6 @@ type classState struct {
 	// open
 	union    *classSet // the parent's union so far
 	set      *node     // the bracket being parsed (set.set filled on close)
-	setStart position
 	// op
 	opKind byte
 	lhs    *classSet
