@@ -21,8 +21,8 @@ type groupState struct {
 type classState struct {
 	open bool
 	// open
-	union    *classSet // the parent's union so far
-	set      *node     // the bracket being parsed (set.set filled on close)
+	union *classSet // the parent's union so far
+	set   *node     // the bracket being parsed (set.set filled on close)
 	// op
 	opKind byte
 	lhs    *classSet
