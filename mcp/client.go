@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 // ErrClosed is returned by a Client after Close or after its connection
@@ -186,7 +188,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 			return nil, fmt.Errorf("mcp: encoding arguments of %s: %w", name, err)
 		}
 	}
-	b := appendString([]byte(`{"name":`), name)
+	b := jsonraw.AppendString([]byte(`{"name":`), name)
 	if rawArgs != nil {
 		b = append(b, `,"arguments":`...)
 		b = append(b, rawArgs...)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 // ExecResult is what running a command produced.
@@ -70,7 +72,7 @@ func serveExec(ctx context.Context, run ExecFunc, raw json.RawMessage) (*CallToo
 	budget := limitsFrom(ctx).single()
 	if err != nil {
 		msg := err.Error()
-		if escapedLen(msg, budget) > budget {
+		if jsonraw.EscapedLen(msg, budget) > budget {
 			msg = clipOutput(msg, int64(len(msg)), budget)
 		}
 		return ErrorResult(msg), nil
@@ -111,7 +113,7 @@ func serveExec(ctx context.Context, run ExecFunc, raw json.RawMessage) (*CallToo
 
 // escapedLenExact is the escaped length of s, always scanned.
 func escapedLenExact(s string) int {
-	n, _ := clipEscaped(s, -1)
+	n, _ := jsonraw.ClipEscaped(s, -1)
 	return n
 }
 
@@ -119,7 +121,7 @@ func escapedLenExact(s string) int {
 // the output (total bytes); else its longest prefix that fits together with
 // a note saying how much there was.
 func fitOutput(s string, total int64, budget int) string {
-	if total <= int64(len(s)) && escapedLen(s, budget) <= budget {
+	if total <= int64(len(s)) && jsonraw.EscapedLen(s, budget) <= budget {
 		return s
 	}
 	return clipOutput(s, total, budget)
@@ -129,7 +131,7 @@ func fitOutput(s string, total int64, budget int) string {
 // cut fit budget, escaped (a budget smaller than the note gets the note).
 func clipOutput(s string, total int64, budget int) string {
 	longest := escapedLenExact(truncationNote(total, len(s))) // fewer bytes shown: no longer
-	_, cut := clipEscaped(s, max(budget-longest, 0))
+	_, cut := jsonraw.ClipEscaped(s, max(budget-longest, 0))
 	if cut < 0 {
 		cut = len(s)
 	}

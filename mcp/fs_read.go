@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/agentbe/agent-backend/internal/wspath"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 // tailBlock is how much a tail read takes from the end of a file at a time.
@@ -34,7 +36,7 @@ func (t *fsTools) readText(ctx context.Context, a *args) (*CallToolResult, error
 	limit := min(t.readLimit(), int64(budget))
 	if head == 0 && tail == 0 {
 		if text, ok := t.readDirect(ctx, p, limit); ok {
-			if escapedLen(text, budget) > budget {
+			if jsonraw.EscapedLen(text, budget) > budget {
 				real, _ := t.directPath(p)
 				return errResult(textTooLarge(tool, real, int64(len(text)), budget, false))
 			}
@@ -70,7 +72,7 @@ func (t *fsTools) readText(ctx context.Context, a *args) (*CallToolResult, error
 		return errResult(tooLarge(real, ol.size, t.readLimit()))
 	case err != nil:
 		return errResult(err)
-	case escapedLen(text, budget) > budget:
+	case jsonraw.EscapedLen(text, budget) > budget:
 		return errResult(textTooLarge(tool, real, int64(len(text)), budget, head != 0 || tail != 0))
 	}
 	return textResult(text)

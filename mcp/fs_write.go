@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 func (t *fsTools) writeFile(ctx context.Context, a *args) (*CallToolResult, error) {
@@ -132,7 +134,7 @@ func (t *fsTools) editFile(ctx context.Context, a *args) (*CallToolResult, error
 	}
 	out := fenceDiff(patch)
 	budget := limitsFrom(ctx).text()
-	fits := escapedLen(out, budget) <= budget
+	fits := jsonraw.EscapedLen(out, budget) <= budget
 	if !fits && dryRun {
 		return errResult(&toolError{msg: "Diff too large: the diff of these edits to " + real + " is over the " +
 			strconv.Itoa(budget) + " bytes of text (JSON-escaped) one result can carry; nothing was written. " +

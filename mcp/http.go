@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 // DefaultMaxBodyBytes is the request body limit of the HTTP handler when
@@ -403,7 +405,7 @@ func decodeHTTPMessages(body []byte) (msgs []*Message, status, code int, msg str
 	if isBatch(body) {
 		var elems []json.RawMessage
 		if json.Unmarshal(body, &elems) != nil {
-			if !validJSON(body) {
+			if !jsonraw.Valid(body) {
 				return nil, http.StatusBadRequest, CodeParseError, notJSON
 			}
 			return nil, http.StatusBadRequest, CodeParseError, invalid

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 // limitServer is a Server with the filesystem tools on a fresh directory
@@ -98,7 +100,7 @@ func TestExecOutputIsBoundedEscaped(t *testing.T) {
 			if len(resp) > l.message {
 				t.Errorf("%s: response of %d bytes, over %d", cmd, len(resp), l.message)
 			}
-			if n := len(escapedOf(text)); n > l.single() || n < l.single()-32 {
+			if n := len(escapedText(text)); n > l.single() || n < l.single()-32 {
 				t.Errorf("%s (limit %d): text escapes to %d bytes", cmd, l.single(), n)
 			}
 			if (cmd == "euro" || cmd == "emoji") && strings.ContainsRune(text, utf8.RuneError) {
@@ -149,7 +151,7 @@ func TestExecErrorCarriesBothStreams(t *testing.T) {
 		if !strings.Contains(p, "... [Output truncated. Full output was ") {
 			t.Errorf("part without note: …%q", p[max(0, len(p)-100):])
 		}
-		if n := len(escapedOf(p)); n < DefaultMaxExecOutputBytes/3 {
+		if n := len(escapedText(p)); n < DefaultMaxExecOutputBytes/3 {
 			t.Errorf("a part got only %d of %d bytes", n, DefaultMaxExecOutputBytes)
 		}
 	}
@@ -312,4 +314,10 @@ func checkBatch(t *testing.T, label string, resp []byte) {
 	if kept != 2 || replaced != 3 {
 		t.Errorf("%s batch: %d kept, %d replaced", label, kept, replaced)
 	}
+}
+
+// escapedText is s as a JSON string without its quotes.
+func escapedText(s string) string {
+	b := jsonraw.AppendString(nil, s)
+	return string(b[1 : len(b)-1])
 }

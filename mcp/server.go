@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 // Protocol versions this package speaks, newest first. A client asking for
@@ -317,16 +319,16 @@ func paramsObject(m *Message) bool {
 	if len(p) == 0 || p[0] != '{' {
 		return false
 	}
-	return m.validated || validJSON(p)
+	return m.validated || jsonraw.Valid(p)
 }
 
 func (s *Server) initialize(m *Message) []byte {
 	var version string
 	hasVersion := false
 	if paramsObject(m) {
-		scanObject(m.Params, func(k, v []byte) {
+		jsonraw.ScanObject(m.Params, func(k, v []byte) {
 			if string(k) == "protocolVersion" {
-				version, hasVersion = jsonString(v)
+				version, hasVersion = jsonraw.String(v)
 			}
 		})
 	}
@@ -340,19 +342,19 @@ func (s *Server) initialize(m *Message) []byte {
 	b := append(make([]byte, 0, 192), `{"jsonrpc":"2.0","id":`...)
 	b = append(b, m.ID...)
 	b = append(b, `,"result":{"protocolVersion":`...)
-	b = appendString(b, v)
+	b = jsonraw.AppendString(b, v)
 	b = append(b, `,"capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":`...)
-	b = appendString(b, s.info.Name)
+	b = jsonraw.AppendString(b, s.info.Name)
 	if s.info.Title != "" {
 		b = append(b, `,"title":`...)
-		b = appendString(b, s.info.Title)
+		b = jsonraw.AppendString(b, s.info.Title)
 	}
 	b = append(b, `,"version":`...)
-	b = appendString(b, s.info.Version)
+	b = jsonraw.AppendString(b, s.info.Version)
 	b = append(b, '}')
 	if s.opts.Instructions != "" {
 		b = append(b, `,"instructions":`...)
-		b = appendString(b, s.opts.Instructions)
+		b = jsonraw.AppendString(b, s.opts.Instructions)
 	}
 	return append(b, `}}`...)
 }
@@ -364,10 +366,10 @@ func (s *Server) callTool(ctx context.Context, m *Message) []byte {
 		args    []byte
 	)
 	if paramsObject(m) {
-		scanObject(m.Params, func(k, v []byte) {
+		jsonraw.ScanObject(m.Params, func(k, v []byte) {
 			switch string(k) {
 			case "name":
-				name, hasName = unquote(v)
+				name, hasName = jsonraw.Unquote(v)
 			case "arguments":
 				args = v
 			}

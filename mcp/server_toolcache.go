@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"sync"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 // Servers made with NewServer and AddTool (rather than from a shared
@@ -69,14 +71,14 @@ func encodeToolCached(t *Tool) []byte {
 // an empty object schema rather than producing invalid JSON.
 func encodeTool(t *Tool) []byte {
 	b := append(make([]byte, 0, 512+len(t.InputSchema)+len(t.OutputSchema)), `{"name":`...)
-	b = appendString(b, t.Name)
+	b = jsonraw.AppendString(b, t.Name)
 	if t.Title != "" {
 		b = append(b, `,"title":`...)
-		b = appendString(b, t.Title)
+		b = jsonraw.AppendString(b, t.Title)
 	}
 	if t.Description != "" {
 		b = append(b, `,"description":`...)
-		b = appendString(b, t.Description)
+		b = jsonraw.AppendString(b, t.Description)
 	}
 	b = append(b, `,"inputSchema":`...)
 	b = appendSchema(b, t.InputSchema)
@@ -98,7 +100,7 @@ func encodeTool(t *Tool) []byte {
 }
 
 func appendSchema(b []byte, raw json.RawMessage) []byte {
-	if len(raw) == 0 || !validJSON(raw) {
+	if len(raw) == 0 || !jsonraw.Valid(raw) {
 		return append(b, `{"type":"object"}`...)
 	}
 	var buf bytes.Buffer

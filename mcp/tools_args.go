@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 // args decodes a tool's "arguments" object the way the official server's
@@ -44,12 +46,12 @@ func decodeArgs(tool string, raw json.RawMessage) *args {
 		a.issues = append(a.issues, "Invalid input: expected object, received "+jsonKind(trimmed))
 		return a
 	}
-	if !validJSON(trimmed) {
+	if !jsonraw.Valid(trimmed) {
 		a.issues = append(a.issues, "Invalid input: expected object, received "+jsonKind(trimmed))
 		return a
 	}
 	a.members = a.inline[:0]
-	scanObject(trimmed, func(k, v []byte) {
+	jsonraw.ScanObject(trimmed, func(k, v []byte) {
 		if i, ok := a.find(k); ok {
 			a.members[i].value = v
 			return
@@ -150,7 +152,7 @@ func (a *args) bytes(field string, required bool) []byte {
 		}
 		return nil
 	}
-	b, ok := unquote(v)
+	b, ok := jsonraw.Unquote(v)
 	if !ok {
 		a.fail(field, "string", v)
 		return nil
@@ -202,7 +204,7 @@ func (a *args) strs(field string, required bool, minItems int) []string {
 	}
 	out := make([]string, 0, len(items))
 	for i, it := range items {
-		s, ok := unquote(it)
+		s, ok := jsonraw.Unquote(it)
 		if !ok {
 			a.fail(fmt.Sprintf("%s[%d]", field, i), "string", it)
 			continue

@@ -1,4 +1,4 @@
-package mcp
+package jsonraw
 
 import (
 	"math/rand"
@@ -7,35 +7,41 @@ import (
 	"unicode/utf8"
 )
 
-// escapedOf is appendString's output for s without its quotes: what the
+// escapedOf is AppendString's output for s without its quotes: what the
 // size functions must agree with.
 func escapedOf(s string) string {
-	b := appendString(nil, s)
+	b := AppendString(nil, s)
 	return string(b[1 : len(b)-1])
 }
 
-// checkClip checks clipEscaped(s, max) against appendString: the prefix
+// exactLen is the escaped length of s, always scanned.
+func exactLen(s string) int {
+	n, _ := ClipEscaped(s, -1)
+	return n
+}
+
+// checkClip checks ClipEscaped(s, max) against AppendString: the prefix
 // fits, is cut on a rune boundary, and one more rune would not fit.
 func checkClip(t *testing.T, s string, max int) {
 	t.Helper()
-	n, cut := clipEscaped(s, max)
+	n, cut := ClipEscaped(s, max)
 	full := len(escapedOf(s))
 	if cut < 0 {
 		if full > max || n != full {
-			t.Fatalf("clipEscaped(%.40q, %d) = (%d, -1), escaped length %d", s, max, n, full)
+			t.Fatalf("ClipEscaped(%.40q, %d) = (%d, -1), escaped length %d", s, max, n, full)
 		}
 		return
 	}
 	prefix := s[:cut]
 	if got := len(escapedOf(prefix)); got != n || n > max {
-		t.Fatalf("clipEscaped(%.40q, %d) = (%d, %d): prefix escapes to %d", s, max, n, cut, got)
+		t.Fatalf("ClipEscaped(%.40q, %d) = (%d, %d): prefix escapes to %d", s, max, n, cut, got)
 	}
 	if cut < len(s) && !utf8.RuneStart(s[cut]) && utf8.ValidString(s) {
-		t.Fatalf("clipEscaped(%.40q, %d) cut inside a rune at %d", s, max, cut)
+		t.Fatalf("ClipEscaped(%.40q, %d) cut inside a rune at %d", s, max, cut)
 	}
 	_, size := utf8.DecodeRuneInString(s[cut:])
 	if cut < len(s) && len(escapedOf(s[:cut+size])) <= max {
-		t.Fatalf("clipEscaped(%.40q, %d) cut at %d, but the next rune fits too", s, max, cut)
+		t.Fatalf("ClipEscaped(%.40q, %d) cut at %d, but the next rune fits too", s, max, cut)
 	}
 }
 
@@ -58,14 +64,14 @@ func TestClipEscaped(t *testing.T) {
 		"x€\x01\"😀\n\u2028\x7f",  // a mix; U+2028 and DEL are not escaped
 	}
 	for _, s := range cases {
-		if got, want := escapedLenExact(s), len(escapedOf(s)); got != want {
-			t.Errorf("escapedLenExact(%.40q) = %d, want %d", s, got, want)
+		if got, want := exactLen(s), len(escapedOf(s)); got != want {
+			t.Errorf("ClipEscaped(%.40q, -1) = %d, want %d", s, got, want)
 		}
 		for max := 0; max <= len(escapedOf(s))+2; max++ {
 			checkClip(t, s, max)
 		}
-		if n := escapedLen(s, 1<<20); n < len(escapedOf(s)) {
-			t.Errorf("escapedLen(%.40q) = %d, below the real %d", s, n, len(escapedOf(s)))
+		if n := EscapedLen(s, 1<<20); n < len(escapedOf(s)) {
+			t.Errorf("EscapedLen(%.40q) = %d, below the real %d", s, n, len(escapedOf(s)))
 		}
 	}
 }

@@ -1,29 +1,29 @@
-package mcp
+package jsonraw
 
 import "unicode/utf8"
 
-// maxEscapeGrowth is the most bytes appendString writes for one input byte:
+// maxEscapeGrowth is the most bytes AppendString writes for one input byte:
 // a control byte and a byte of invalid UTF-8 become six (\u001f, \ufffd).
 const maxEscapeGrowth = 6
 
-// escapedLen is the length of s as appendString encodes it, quotes
+// EscapedLen is the length of s as AppendString encodes it, quotes
 // excluded. Strings short enough that even their worst case fits max are
 // not scanned (the answer is then an upper bound, still <= max).
-func escapedLen(s string, max int) int {
+func EscapedLen(s string, max int) int {
 	if len(s) <= max/maxEscapeGrowth {
 		return len(s) * maxEscapeGrowth
 	}
-	n, _ := clipEscaped(s, -1)
+	n, _ := ClipEscaped(s, -1)
 	return n
 }
 
-// clipEscaped returns the escaped length of s (as escapedLen, exact) when
+// ClipEscaped returns the escaped length of s (as EscapedLen, exact) when
 // max < 0 or when all of s fits max; otherwise it returns the length of the
 // longest prefix of s whose escaped form fits max, cut on a rune boundary,
 // as cut (>= 0; n is then that prefix's escaped length).
-func clipEscaped(s string, max int) (n, cut int) {
+func ClipEscaped(s string, max int) (n, cut int) {
 	for i := 0; i < len(s); {
-		plain := plainPrefix(bytesOf(s[i:]), true)
+		plain := PlainPrefix(BytesOf(s[i:]), true)
 		if max >= 0 && n+plain > max {
 			return max, i + (max - n) // inside a run of ASCII: a rune boundary
 		}

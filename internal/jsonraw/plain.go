@@ -1,4 +1,4 @@
-package mcp
+package jsonraw
 
 import "encoding/binary"
 
@@ -7,13 +7,13 @@ const (
 	byteHighs = 0x8080808080808080
 )
 
-// plainPrefix returns how many leading bytes of b a JSON string scanner
+// PlainPrefix returns how many leading bytes of b a JSON string scanner
 // can pass over: bytes that are not '"', '\\' or a control byte (below
 // 0x20) and, when ascii is set, below 0x80. It tests eight bytes per step
 // (the SWAR tests "has a zero byte" and "has a byte below n", both exact
 // for the word as a whole); scanning the 4 KiB content of a write_file
 // byte by byte, four times per request, was 15% of the daemon's CPU.
-func plainPrefix(b []byte, ascii bool) int {
+func PlainPrefix(b []byte, ascii bool) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])

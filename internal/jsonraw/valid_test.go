@@ -1,4 +1,4 @@
-package mcp
+package jsonraw
 
 import (
 	"encoding/json"
@@ -22,8 +22,8 @@ func TestValidJSONMatchesEncodingJSON(t *testing.T) {
 		strings.Repeat(`{"a":`, maxJSONDepth)+"1"+strings.Repeat("}", maxJSONDepth),
 		strings.Repeat(`{"a":`, maxJSONDepth+1)+"1"+strings.Repeat("}", maxJSONDepth+1))
 	for _, c := range cases {
-		if got, want := validJSON([]byte(c)), json.Valid([]byte(c)); got != want {
-			t.Errorf("%.60q: validJSON %v, json.Valid %v", c, got, want)
+		if got, want := Valid([]byte(c)), json.Valid([]byte(c)); got != want {
+			t.Errorf("%.60q: Valid %v, json.Valid %v", c, got, want)
 		}
 	}
 }
@@ -33,8 +33,8 @@ func FuzzValidJSON(f *testing.F) {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if got, want := validJSON(data), json.Valid(data); got != want {
-			t.Fatalf("%q: validJSON %v, json.Valid %v", data, got, want)
+		if got, want := Valid(data), json.Valid(data); got != want {
+			t.Fatalf("%q: Valid %v, json.Valid %v", data, got, want)
 		}
 	})
 }
@@ -45,7 +45,7 @@ func BenchmarkValidJSON(b *testing.B) {
 	b.Run("ours", func(b *testing.B) {
 		b.SetBytes(int64(len(msg)))
 		for b.Loop() {
-			validJSON(msg)
+			Valid(msg)
 		}
 	})
 	b.Run("encoding-json", func(b *testing.B) {
@@ -71,19 +71,19 @@ func FuzzPlainPrefix(f *testing.F) {
 			}
 			want++
 		}
-		if got := plainPrefix(b, ascii); got != want {
-			t.Fatalf("plainPrefix(%q, %v) = %d, want %d", b, ascii, got, want)
+		if got := PlainPrefix(b, ascii); got != want {
+			t.Fatalf("PlainPrefix(%q, %v) = %d, want %d", b, ascii, got, want)
 		}
 	})
 }
 
 // BenchmarkAppendString encodes 1 KiB of text with a newline every 64
-// bytes (a read_text_file result): plainPrefix skips the plain runs.
+// bytes (a read_text_file result): PlainPrefix skips the plain runs.
 func BenchmarkAppendString(b *testing.B) {
 	s := strings.Repeat(strings.Repeat("x", 63)+"\n", 16)
 	b.SetBytes(int64(len(s)))
 	var buf []byte
 	for b.Loop() {
-		buf = appendString(buf[:0], s)
+		buf = AppendString(buf[:0], s)
 	}
 }

@@ -1,18 +1,18 @@
-package mcp
+package jsonraw
 
-// maxJSONDepth is encoding/json's nesting limit, which validJSON keeps so
+// maxJSONDepth is encoding/json's nesting limit, which Valid keeps so
 // that it accepts exactly what json.Valid accepts.
 const maxJSONDepth = 10000
 
-// validJSON reports whether data is one JSON value (RFC 8259, surrounded
+// Valid reports whether data is one JSON value (RFC 8259, surrounded
 // by optional whitespace), exactly as encoding/json.Valid does, including
 // its nesting limit and its acceptance of any byte of 0x20 and up inside
 // strings. It exists for speed: json.Valid's state machine was 14% of the
 // daemon's CPU serving 4 KiB write_file calls (perf); this loop does the
 // same work a few times faster. FuzzValidJSON holds it to json.Valid.
-func validJSON(data []byte) bool {
+func Valid(data []byte) bool {
 	var stack []byte // '{' or '[' per open container
-	i := skipSpace(data, 0)
+	i := SkipSpace(data, 0)
 	for {
 		// A value starts at i.
 		if i >= len(data) {
@@ -24,7 +24,7 @@ func validJSON(data []byte) bool {
 				return false
 			}
 			stack = append(stack, c)
-			i = skipSpace(data, i+1)
+			i = SkipSpace(data, i+1)
 			if i < len(data) && data[i] == c+2 { // '}' is '{'+2, ']' is '['+2
 				stack = stack[:len(stack)-1]
 				i++
@@ -62,7 +62,7 @@ func validJSON(data []byte) bool {
 		// A value ended before i: close containers, or go on to the next
 		// element or member.
 		for {
-			i = skipSpace(data, i)
+			i = SkipSpace(data, i)
 			if len(stack) == 0 {
 				return i == len(data)
 			}
@@ -78,7 +78,7 @@ func validJSON(data []byte) bool {
 			if data[i] != ',' {
 				return false
 			}
-			i = skipSpace(data, i+1)
+			i = SkipSpace(data, i+1)
 			if top == '{' {
 				if i = validKey(data, i); i < 0 {
 					return false
@@ -98,18 +98,18 @@ func validKey(data []byte, i int) int {
 	if i = validString(data, i); i < 0 {
 		return -1
 	}
-	i = skipSpace(data, i)
+	i = SkipSpace(data, i)
 	if i >= len(data) || data[i] != ':' {
 		return -1
 	}
-	return skipSpace(data, i+1)
+	return SkipSpace(data, i+1)
 }
 
 // validString checks the string starting at data[i] == '"' and returns
 // the index after its closing quote, or -1.
 func validString(data []byte, i int) int {
 	for i++; i < len(data); i++ {
-		if i += plainPrefix(data[i:], false); i >= len(data) {
+		if i += PlainPrefix(data[i:], false); i >= len(data) {
 			break
 		}
 		switch c := data[i]; {

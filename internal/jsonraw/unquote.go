@@ -1,27 +1,27 @@
-package mcp
+package jsonraw
 
 import (
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// unquote decodes the JSON string literal raw (quotes included) exactly as
+// Unquote decodes the JSON string literal raw (quotes included) exactly as
 // encoding/json does, without reflection: escapes are decoded, a lone
 // surrogate and every invalid UTF-8 byte become U+FFFD. It reports false
 // for anything that is not one well-formed string literal.
-func unquote(raw []byte) ([]byte, bool) {
+func Unquote(raw []byte) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return nil, false
 	}
 	in := raw[1 : len(raw)-1]
-	i := plainPrefix(in, true) // the common case: nothing to decode
+	i := PlainPrefix(in, true) // the common case: nothing to decode
 	if i == len(in) {
 		return in, true
 	}
 	out := make([]byte, i, len(in)+8)
 	copy(out, in[:i])
 	for i < len(in) {
-		n := plainPrefix(in[i:], true)
+		n := PlainPrefix(in[i:], true)
 		out = append(out, in[i:i+n]...)
 		if i += n; i == len(in) {
 			break
