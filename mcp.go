@@ -43,7 +43,7 @@ func NewMCPServerWith(b Backend, opts mcp.ServerOptions) *mcp.Server {
 			return res, nil
 		}
 	}
-	return mcp.NewSetServer(serverInfo, opts, mcp.WorkspaceToolSet(run != nil), mcp.WorkspaceHandler(b, run))
+	return mcp.NewServer(serverInfo, opts, mcp.WorkspaceToolSet(run != nil), mcp.WorkspaceHandler(b, run))
 }
 
 var serverInfo = mcp.Implementation{Name: "agent-backend", Version: Version}

@@ -52,7 +52,7 @@ var execTool = Tool{
 // for a blank command. The text is kept within the server's exec output
 // limit, escaped (see ServerOptions.MaxExecOutputBytes). Cancelling the
 // request cancels ctx, which run must honour by killing the command.
-func newExecTool(run ExecFunc) (Tool, ToolHandler) {
+func newExecTool(run ExecFunc) (Tool, toolFunc) {
 	return execTool, func(ctx context.Context, raw json.RawMessage) (*CallToolResult, error) {
 		return serveExec(ctx, run, raw)
 	}

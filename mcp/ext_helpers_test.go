@@ -11,8 +11,11 @@ import (
 // API (WorkspaceToolSet and WorkspaceHandler) as a user of the package would.
 type extTool struct {
 	Tool    mcp.Tool
-	Handler mcp.ToolHandler
+	Handler toolFunc
 }
+
+// toolFunc runs one tool on its raw arguments.
+type toolFunc func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error)
 
 // workspaceTools returns the 14 file tools bound to ws.
 func workspaceTools(ws mcp.Workspace) []extTool {
@@ -21,7 +24,7 @@ func workspaceTools(ws mcp.Workspace) []extTool {
 	var out []extTool
 	for i, t := range set.Tools() {
 		out = append(out, extTool{Tool: t, Handler: func(ctx context.Context, raw json.RawMessage) (*mcp.CallToolResult, error) {
-			return h(ctx, i, raw)
+			return h(ctx, mcp.ToolCall{Index: i, Name: t.Name, Arguments: raw})
 		}})
 	}
 	return out

@@ -26,7 +26,7 @@ import (
 // counts every byte allocated during the call (no timing assertions).
 
 // hardTools returns the file tools on a fresh Local workspace.
-func hardTools(t testing.TB, cfg agentbe.LocalConfig) (string, map[string]mcp.ToolHandler) {
+func hardTools(t testing.TB, cfg agentbe.LocalConfig) (string, map[string]toolFunc) {
 	t.Helper()
 	cfg.RootDir = t.TempDir()
 	cfg.Isolation = agentbe.IsolationNone
@@ -35,7 +35,7 @@ func hardTools(t testing.TB, cfg agentbe.LocalConfig) (string, map[string]mcp.To
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Destroy(context.Background()) })
-	tools := map[string]mcp.ToolHandler{}
+	tools := map[string]toolFunc{}
 	for _, bt := range workspaceTools(l) {
 		tools[bt.Tool.Name] = bt.Handler
 	}
@@ -43,7 +43,7 @@ func hardTools(t testing.TB, cfg agentbe.LocalConfig) (string, map[string]mcp.To
 }
 
 // run calls a tool and returns its first text (or "" for media) and isError.
-func run(t testing.TB, ctx context.Context, tools map[string]mcp.ToolHandler, name string, args any) (string, bool) {
+func run(t testing.TB, ctx context.Context, tools map[string]toolFunc, name string, args any) (string, bool) {
 	t.Helper()
 	raw, ok := args.(json.RawMessage)
 	if !ok {
@@ -300,7 +300,7 @@ func TestGlobPatternsAreBounded(t *testing.T) {
 
 // deepChain makes a chain of depth directories with create_directory, the
 // way an agent can without exec.
-func deepChain(t *testing.T, tools map[string]mcp.ToolHandler, depth int) {
+func deepChain(t *testing.T, tools map[string]toolFunc, depth int) {
 	t.Helper()
 	if text, isErr := run(t, context.Background(), tools, "create_directory", map[string]any{"path": strings.Repeat("d/", depth)}); isErr {
 		t.Fatalf("create_directory: %q", text)
@@ -465,7 +465,7 @@ func TestCancelStopsTheWork(t *testing.T) {
 // element in its own goroutine, without limit. Batches take at most 100
 // messages, as over HTTP.
 func TestBatchesAreBounded(t *testing.T) {
-	s := mcp.NewServer(mcp.Implementation{Name: "t", Version: "1"}, mcp.ServerOptions{})
+	s := mcp.NewServer(mcp.Implementation{Name: "t", Version: "1"}, mcp.ServerOptions{}, nil, nil)
 	batch := func(n int) []byte {
 		parts := make([]string, n)
 		for i := range parts {
@@ -489,9 +489,9 @@ func TestBatchesAreBounded(t *testing.T) {
 // TestCallTimeoutStopsTools: ServerOptions.CallTimeout cancels a running
 // tool, which answers with an error result instead of running on.
 func TestCallTimeoutStopsTools(t *testing.T) {
-	s := mcp.NewServer(mcp.Implementation{Name: "t", Version: "1"}, mcp.ServerOptions{CallTimeout: 20 * time.Millisecond})
-	s.AddTool(mcp.Tool{Name: "spin", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, _ json.RawMessage) (*mcp.CallToolResult, error) {
+	s := mcp.NewServer(mcp.Implementation{Name: "t", Version: "1"}, mcp.ServerOptions{CallTimeout: 20 * time.Millisecond},
+		mcp.NewToolSet(mcp.Tool{Name: "spin", InputSchema: json.RawMessage(`{"type":"object"}`)}),
+		func(ctx context.Context, _ mcp.ToolCall) (*mcp.CallToolResult, error) {
 			<-ctx.Done() // a tool that works until told to stop
 			return nil, ctx.Err()
 		})
@@ -510,7 +510,7 @@ func TestHTTPReleaseOncePerServer(t *testing.T) {
 	srvs := map[*mcp.Server]int{}
 	h := mcp.NewHTTPHandler(func(*http.Request) (*mcp.Server, error) {
 		built++
-		s := mcp.NewServer(mcp.Implementation{Name: "t", Version: "1"}, mcp.ServerOptions{})
+		s := mcp.NewServer(mcp.Implementation{Name: "t", Version: "1"}, mcp.ServerOptions{}, nil, nil)
 		srvs[s]++
 		return s, nil
 	}, mcp.HTTPOptions{MaxBodyBytes: 1 << 10, Release: func(_ *http.Request, s *mcp.Server) {
@@ -588,7 +588,7 @@ func TestMemoryTreeIsLinear(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := map[string]mcp.ToolHandler{}
+	tools := map[string]toolFunc{}
 	for _, bt := range workspaceTools(m) {
 		tools[bt.Tool.Name] = bt.Handler
 	}

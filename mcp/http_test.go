@@ -13,17 +13,13 @@ import (
 	"time"
 )
 
-func newTestHTTP(t *testing.T, opts HTTPOptions, mod func(*Server)) *httptest.Server {
+func newTestHTTP(t *testing.T, opts HTTPOptions, extra ...testTool) *httptest.Server {
 	t.Helper()
 	h := NewHTTPHandler(func(r *http.Request) (*Server, error) {
 		if r.Header.Get("X-Scope-Path") == "../x" {
 			return nil, &HTTPError{Status: 400, Body: map[string]string{"error": "Invalid scope path", "message": "Scope path must not contain path traversal sequences"}}
 		}
-		s := protoServer()
-		if mod != nil {
-			mod(s)
-		}
-		return s, nil
+		return protoServer(extra...), nil
 	}, opts)
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
@@ -93,7 +89,7 @@ func sdkErr(code int, msg string) string {
 }
 
 func TestHTTPHandler(t *testing.T) {
-	ts := newTestHTTP(t, HTTPOptions{MaxBodyBytes: 1024}, nil)
+	ts := newTestHTTP(t, HTTPOptions{MaxBodyBytes: 1024})
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	cases := []httpCase{
 		{name: "ping json", body: ping, wantStatus: 200, wantCT: "application/json", wantBody: `{"jsonrpc":"2.0","id":1,"result":{}}`},
@@ -144,13 +140,13 @@ func TestHTTPHandler(t *testing.T) {
 }
 
 func TestHTTPBatchLimit(t *testing.T) {
-	ts := newTestHTTP(t, HTTPOptions{}, nil)
+	ts := newTestHTTP(t, HTTPOptions{})
 	body := "[" + strings.TrimSuffix(strings.Repeat(`{"jsonrpc":"2.0","method":"n"},`, 101), ",") + "]"
 	doHTTP(t, ts, httpCase{body: body, wantStatus: 400, wantBody: sdkErr(-32600, "Invalid Request: Batch must not exceed 100 messages")})
 }
 
 func TestHTTPAllowedHosts(t *testing.T) {
-	ts := newTestHTTP(t, HTTPOptions{AllowedHosts: []string{"agentbe.internal"}}, nil)
+	ts := newTestHTTP(t, HTTPOptions{AllowedHosts: []string{"agentbe.internal"}})
 	doHTTP(t, ts, httpCase{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, header: map[string]string{"Host": "agentbe.internal:80"}, wantStatus: 200})
 }
 
@@ -159,18 +155,16 @@ func TestHTTPAllowedHosts(t *testing.T) {
 func TestHTTPCancelAcrossRequests(t *testing.T) {
 	var cancelled atomic.Int32
 	started := make(chan struct{}, 1)
-	ts := newTestHTTP(t, HTTPOptions{}, func(s *Server) {
-		s.AddTool(Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
-			started <- struct{}{}
-			select {
-			case <-ctx.Done():
-				cancelled.Add(1)
-				return nil, ctx.Err()
-			case <-time.After(30 * time.Second):
-				return TextResult("done"), nil
-			}
-		})
-	})
+	ts := newTestHTTP(t, HTTPOptions{}, testTool{Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			cancelled.Add(1)
+			return nil, ctx.Err()
+		case <-time.After(30 * time.Second):
+			return TextResult("done"), nil
+		}
+	}})
 	post := func(body, auth string) *http.Response {
 		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -225,14 +219,12 @@ func TestHTTPCancelAcrossRequests(t *testing.T) {
 func TestHTTPClientDisconnectCancels(t *testing.T) {
 	gotCancel := make(chan struct{})
 	started := make(chan struct{})
-	ts := newTestHTTP(t, HTTPOptions{}, func(s *Server) {
-		s.AddTool(Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
-			close(started)
-			<-ctx.Done()
-			close(gotCancel)
-			return nil, ctx.Err()
-		})
-	})
+	ts := newTestHTTP(t, HTTPOptions{}, testTool{Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
+		close(started)
+		<-ctx.Done()
+		close(gotCancel)
+		return nil, ctx.Err()
+	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`))
 	req.Header.Set("Content-Type", "application/json")

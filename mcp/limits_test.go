@@ -28,19 +28,21 @@ func limitServer(t *testing.T, opts ServerOptions) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(Implementation{Name: "t", Version: "1"}, opts)
-	registerFilesystemTools(s, ws)
-	s.AddTool(newExecTool(func(ctx context.Context, command string, env map[string]string) (ExecResult, error) {
+	run := func(ctx context.Context, command string, env map[string]string) (ExecResult, error) {
 		r, ok := fakeOutputs[command]
 		if !ok {
 			return ExecResult{}, fmt.Errorf("unknown command %q", command)
 		}
 		return r, nil
-	}))
-	s.AddTool(Tool{Name: "huge", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
+	}
+	tools := NewToolSet(append(WorkspaceToolSet(true).Tools(), Tool{Name: "huge", InputSchema: json.RawMessage(`{"type":"object"}`)})...)
+	h := WorkspaceHandler(ws, run)
+	s := NewServer(Implementation{Name: "t", Version: "1"}, opts, tools, func(ctx context.Context, c ToolCall) (*CallToolResult, error) {
+		if c.Name == "huge" {
 			return TextResult(strings.Repeat("h", 9<<20)), nil
-		})
+		}
+		return h(ctx, c)
+	})
 	return s, dir
 }
 

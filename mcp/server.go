@@ -73,20 +73,14 @@ type ServerOptions struct {
 // tools/list and tools/call, and honours notifications/cancelled for
 // requests it is running. It keeps no per-client session state, so one
 // Server may serve many connections, and a fresh one per HTTP request is
-// cheap (cheapest made from a shared ToolSet with NewSetServer).
+// cheap: one allocation, the tools' definitions being shared in a ToolSet.
 //
-// AddTool must not be called concurrently with Handle.
+// A Server is immutable and safe for concurrent use.
 type Server struct {
 	info Implementation
 	opts ServerOptions
-
-	set    *ToolSet
-	shared bool // set belongs to others too: AddTool copies it first
-	// Exactly one of call and handlers serves the set's tools: call for a
-	// Server made by NewSetServer, handlers (parallel to set.tools) once
-	// AddTool has been used.
-	call     SetHandler
-	handlers []ToolHandler
+	set  *ToolSet
+	call ToolHandler
 
 	mu       sync.Mutex
 	inflight map[string]*inflightCall
@@ -105,47 +99,22 @@ type inflightCall struct {
 // cancelled with notifications/cancelled.
 var errCancelledByClient = errors.New("mcp: request cancelled by client")
 
-// NewServer returns a Server announcing itself as info, with no tools yet.
-func NewServer(info Implementation, opts ServerOptions) *Server {
-	return &Server{info: info, opts: opts, set: &ToolSet{}}
-}
+// emptyToolSet is what a Server made with a nil ToolSet offers.
+var emptyToolSet = &ToolSet{}
 
-// NewSetServer returns a Server announcing itself as info and offering the
-// tools of ts, each call served by h with the tool's index in ts. ts is
-// shared, not copied. A nil ts or h panics.
-func NewSetServer(info Implementation, opts ServerOptions, ts *ToolSet, h SetHandler) *Server {
-	if ts == nil || h == nil {
-		panic("mcp: NewSetServer with nil ToolSet or handler")
+// NewServer returns a Server that announces itself as info and offers the
+// tools of tools, every tools/call of one of them served by h. tools is
+// shared, not copied: a daemon makes its ToolSet once and a Server per
+// request, binding h to that request's state. A nil tools offers no tools;
+// h may be nil only then.
+func NewServer(info Implementation, opts ServerOptions, tools *ToolSet, h ToolHandler) *Server {
+	if tools == nil {
+		tools = emptyToolSet
 	}
-	return &Server{info: info, opts: opts, set: ts, shared: true, call: h}
-}
-
-// AddTool registers a tool, replacing an earlier one of the same name (its
-// position in tools/list is kept). A nil handler panics. On a Server made
-// by NewSetServer the shared ToolSet is left alone: the Server takes a
-// private copy first.
-func (s *Server) AddTool(t Tool, h ToolHandler) {
-	if h == nil {
-		panic("mcp: AddTool with nil handler")
+	if h == nil && tools.Len() > 0 {
+		panic("mcp: NewServer with tools and a nil handler")
 	}
-	if s.shared {
-		s.set, s.shared = s.set.clone(), false
-	}
-	if s.call != nil {
-		call := s.call
-		s.handlers = make([]ToolHandler, len(s.set.tools), len(s.set.tools)+1)
-		for i := range s.handlers {
-			s.handlers[i] = func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
-				return call(ctx, i, args)
-			}
-		}
-		s.call = nil
-	}
-	if i := s.set.put(t); i < len(s.handlers) {
-		s.handlers[i] = h
-	} else {
-		s.handlers = append(s.handlers, h)
-	}
+	return &Server{info: info, opts: opts, set: tools, call: h}
 }
 
 // Tools returns the registered tool definitions in tools/list order.
@@ -454,13 +423,7 @@ func (s *Server) runTool(ctx context.Context, i int, args json.RawMessage) (res 
 	if s.opts.MaxMessageBytes != 0 || s.opts.MaxExecOutputBytes != 0 {
 		ctx = context.WithValue(ctx, limitsKey{}, limitsOf(&s.opts))
 	}
-	var r *CallToolResult
-	var err error
-	if s.call != nil {
-		r, err = s.call(ctx, i, args)
-	} else {
-		r, err = s.handlers[i](ctx, args)
-	}
+	r, err := s.call(ctx, ToolCall{Index: i, Name: s.set.tools[i].Name, Arguments: args})
 	if err != nil {
 		return ErrorResult(err.Error())
 	}

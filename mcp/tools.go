@@ -7,11 +7,14 @@ import (
 	"sync"
 )
 
-// boundTool is a tool definition together with the handler that serves it.
+// boundTool is a tool definition together with the function that serves it.
 type boundTool struct {
 	Tool    Tool
-	Handler ToolHandler
+	Handler toolFunc
 }
+
+// toolFunc runs one tool on its raw arguments.
+type toolFunc func(ctx context.Context, args json.RawMessage) (*CallToolResult, error)
 
 // fsToolDef is one filesystem tool: its definition (built once, shared by
 // every server) and the function that runs it against a workspace.
@@ -144,7 +147,7 @@ func filesystemTools(ws Workspace) []boundTool {
 	out := make([]boundTool, len(fsToolDefs))
 	for i := range fsToolDefs {
 		out[i] = boundTool{Tool: fsToolDefs[i].tool, Handler: func(ctx context.Context, raw json.RawMessage) (*CallToolResult, error) {
-			return h(ctx, i, raw)
+			return h(ctx, ToolCall{Index: i, Name: fsToolDefs[i].tool.Name, Arguments: raw})
 		}}
 	}
 	return out
@@ -167,11 +170,12 @@ func WorkspaceToolSet(withExec bool) *ToolSet {
 
 // WorkspaceHandler serves the tools of WorkspaceToolSet against ws, exec
 // through run (nil when the set has no exec). Binding costs two small
-// allocations, so NewSetServer(info, opts, WorkspaceToolSet(run != nil),
+// allocations, so NewServer(info, opts, WorkspaceToolSet(run != nil),
 // WorkspaceHandler(ws, run)) is the way to build a Server per request.
-func WorkspaceHandler(ws Workspace, run ExecFunc) SetHandler {
+func WorkspaceHandler(ws Workspace, run ExecFunc) ToolHandler {
 	t := newFSTools(ws)
-	return func(ctx context.Context, i int, raw json.RawMessage) (*CallToolResult, error) {
+	return func(ctx context.Context, c ToolCall) (*CallToolResult, error) {
+		i, raw := c.Index, c.Arguments
 		switch {
 		case i >= 0 && i < len(fsToolDefs):
 			d := &fsToolDefs[i]
@@ -203,13 +207,6 @@ var forbiddenTasks = &ToolExecution{TaskSupport: "forbidden"}
 func init() {
 	for i := range fsToolDefs {
 		fsToolDefs[i].tool.Execution = forbiddenTasks
-	}
-}
-
-// registerFilesystemTools adds the filesystem tools bound to ws to s.
-func registerFilesystemTools(s *Server, ws Workspace) {
-	for _, bt := range filesystemTools(ws) {
-		s.AddTool(bt.Tool, bt.Handler)
 	}
 }
 

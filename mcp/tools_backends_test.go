@@ -52,7 +52,7 @@ func TestToolsOnEveryBackend(t *testing.T) {
 			if d, ok := b.(mcp.ImplicitDirs); strings.HasPrefix(name, "memory") != (ok && d.ImplicitDirs()) {
 				t.Errorf("%T: ImplicitDirs must hold exactly for Memory backends", b)
 			}
-			h := map[string]mcp.ToolHandler{}
+			h := map[string]toolFunc{}
 			for _, bt := range workspaceTools(b) {
 				h[bt.Tool.Name] = bt.Handler
 			}
@@ -126,7 +126,7 @@ func BenchmarkLocalTools(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer local.Destroy(context.Background())
-	h := map[string]mcp.ToolHandler{}
+	h := map[string]toolFunc{}
 	for _, bt := range workspaceTools(local) {
 		h[bt.Tool.Name] = bt.Handler
 	}
@@ -165,7 +165,7 @@ func TestLocalErrorTexts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer local.Destroy(context.Background())
-	h := map[string]mcp.ToolHandler{}
+	h := map[string]toolFunc{}
 	for _, bt := range workspaceTools(local) {
 		h[bt.Tool.Name] = bt.Handler
 	}

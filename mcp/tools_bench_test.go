@@ -8,13 +8,13 @@ import (
 	"testing"
 )
 
-func benchTools(b *testing.B, files map[string]string) map[string]ToolHandler {
+func benchTools(b *testing.B, files map[string]string) map[string]toolFunc {
 	dir, h := newTestTools(b)
 	writeFiles(b, dir, files)
 	return h
 }
 
-func runBench(b *testing.B, h ToolHandler, args string) {
+func runBench(b *testing.B, h toolFunc, args string) {
 	raw := json.RawMessage(args)
 	ctx := context.Background()
 	b.ReportAllocs()

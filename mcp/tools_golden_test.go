@@ -257,7 +257,7 @@ func testGoldenReplay(t *testing.T, namesOnlyWS bool) {
 	if namesOnlyWS {
 		w = namesOnly{ws}
 	}
-	tools := map[string]ToolHandler{}
+	tools := map[string]toolFunc{}
 	for _, bt := range filesystemTools(w) {
 		tools[bt.Tool.Name] = bt.Handler
 	}
@@ -321,7 +321,7 @@ func TestGoldenByDesignKeepsOutsideSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := map[string]ToolHandler{}
+	tools := map[string]toolFunc{}
 	for _, bt := range filesystemTools(ws) {
 		tools[bt.Tool.Name] = bt.Handler
 	}

@@ -12,21 +12,21 @@ import (
 
 // newTestTools returns the filesystem tool handlers on a fresh workspace
 // directory.
-func newTestTools(t testing.TB) (string, map[string]ToolHandler) {
+func newTestTools(t testing.TB) (string, map[string]toolFunc) {
 	t.Helper()
 	dir := t.TempDir()
 	ws, err := newRootWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := map[string]ToolHandler{}
+	h := map[string]toolFunc{}
 	for _, bt := range filesystemTools(ws) {
 		h[bt.Tool.Name] = bt.Handler
 	}
 	return dir, h
 }
 
-func call(t testing.TB, h map[string]ToolHandler, tool string, args any) (string, bool) {
+func call(t testing.TB, h map[string]toolFunc, tool string, args any) (string, bool) {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {
@@ -196,7 +196,7 @@ func TestPathEscapesAreDenied(t *testing.T) {
 	os.Symlink(filepath.Join(base, "outside"), filepath.Join(root, "out"))
 	os.Symlink("../outside/secret.txt", filepath.Join(root, "rel-out"))
 	ws, _ := newRootWorkspace(root)
-	h := map[string]ToolHandler{}
+	h := map[string]toolFunc{}
 	for _, bt := range filesystemTools(ws) {
 		h[bt.Tool.Name] = bt.Handler
 	}

@@ -95,10 +95,22 @@ type CallToolResult struct {
 	IsError           bool      `json:"isError,omitempty"`
 }
 
-// ToolHandler runs a tool. args is the raw "arguments" object (nil when
-// absent). A returned error becomes a result {isError: true} whose text is
-// the error's message; a panic is recovered the same way.
-type ToolHandler func(ctx context.Context, args json.RawMessage) (*CallToolResult, error)
+// ToolCall is one tools/call as a ToolHandler receives it.
+type ToolCall struct {
+	// Index is the position of the called tool in the Server's ToolSet
+	// (ToolSet.Tools order), Name its name.
+	Index int
+	Name  string
+	// Arguments is the raw "arguments" object, nil when absent or null.
+	Arguments json.RawMessage
+}
+
+// ToolHandler serves the tools of a Server (NewServer): it runs the tool
+// call names. A returned error becomes a result {isError: true} whose text
+// is the error's message; a panic is recovered the same way (and logged).
+// ctx is cancelled when the request ends, the client cancels it, or
+// ServerOptions.CallTimeout elapses.
+type ToolHandler func(ctx context.Context, call ToolCall) (*CallToolResult, error)
 
 // TextResult is the usual success result: one text item, mirrored in
 // structuredContent as {"content": text} the way the official filesystem
