@@ -8,7 +8,7 @@ import (
 // ReadDirEntries lists directory p as sorted fs.DirEntry values whose types
 // come from lstat (a link is never a directory), in one pass over the
 // directory; it spares callers one Lstat per name. It implements
-// mcp.DirEntryReader, the optional extension the MCP list tools look for
+// the MCP tools' DirEntryReader, the optional extension the MCP list tools look for
 // (which is why it is exported, outside Backend).
 func (l *Local) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
 	done := l.log.begin("readdir", p)
@@ -44,7 +44,7 @@ func (m *Memory) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, e
 
 // ImplicitDirs reports that directories exist only through the keys below
 // them, so tools must not require a parent directory to exist. It
-// implements mcp.ImplicitDirs, an optional extension of the MCP tools.
+// is ImplicitDirs, an optional extension of the MCP tools.
 func (m *Memory) ImplicitDirs() bool { return true }
 
 // ReadDirEntries lists directory p of the scope; see Local.ReadDirEntries.

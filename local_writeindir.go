@@ -12,7 +12,7 @@ import (
 // any other entry at p, a non-ASCII name that may match an existing one in
 // another Unicode normal form) it reports false and changes nothing,
 // leaving the case to the caller's own rules. It implements
-// mcp.DirectWriter: write_file must not create directories and words each
+// the MCP tools' DirectWriter: write_file must not create directories and words each
 // of those cases as the official server does, through checks that cost
 // three walks of the path; measured at 32 concurrent 4 KiB writes, they
 // were a third of the daemon's CPU.

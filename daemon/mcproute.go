@@ -97,8 +97,10 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, error) {
 
 // mcpOptions are the options of the MCP servers of /mcp: a tool's panic
 // is logged and counted like every panic the daemon recovers.
-func (s *Server) mcpOptions() mcp.ServerOptions {
-	return mcp.ServerOptions{OnPanic: func(tool string, v any) { s.panics.recovered("MCP tool "+tool, v) }}
+func (s *Server) mcpOptions() agentbe.MCPServerOptions {
+	return agentbe.MCPServerOptions{ServerOptions: mcp.ServerOptions{
+		OnPanic: func(tool string, v any) { s.panics.recovered("MCP tool "+tool, v) },
+	}}
 }
 
 // rootMatches compares an X-Root-Dir value with the configured root;

@@ -71,7 +71,7 @@ func TestMCPToolPanicLoggedCounted(t *testing.T) {
 	d := startDaemon(t, Config{DisableSSHWS: true})
 	boom := mcp.NewToolSet(mcp.Tool{Name: "boom", InputSchema: json.RawMessage(`{"type":"object"}`)})
 	for range 2 {
-		srv := mcp.NewServer(mcp.Implementation{Name: "t", Version: "1"}, d.mcpOptions(), boom,
+		srv := mcp.NewServer(mcp.Implementation{Name: "t", Version: "1"}, d.mcpOptions().ServerOptions, boom,
 			func(context.Context, mcp.ToolCall) (*mcp.CallToolResult, error) { panic("tool boom") })
 		out := srv.HandleBytes(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"boom"}}`))
 		if !strings.Contains(string(out), "Internal error: tool boom panicked") {

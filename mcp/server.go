@@ -53,19 +53,13 @@ type ServerOptions struct {
 	CallTimeout time.Duration
 	// MaxMessageBytes bounds every message the Server sends (one response,
 	// or the array answering a batch); zero means DefaultMaxMessageBytes,
-	// and a value below 64 KiB is raised to 64 KiB. The tools keep their
-	// results within it (exec truncates its output; a read that would not
-	// fit fails with an error that names the limit and says how to read
-	// less), and a response that would still exceed it is replaced, never
+	// and a value below 64 KiB is raised to 64 KiB (MessageLimit). Tools
+	// keep their results within it (agentbe's file tools fail a read that
+	// would not fit with an error that says how to read less; exec cuts its
+	// output), and a response that would still exceed it is replaced, never
 	// sent: a tools/call result by an error result, anything else by a
 	// JSON-RPC internal error.
 	MaxMessageBytes int
-	// MaxExecOutputBytes bounds the text of an exec result, measured
-	// JSON-escaped (a control byte counts six); zero means
-	// DefaultMaxExecOutputBytes. Longer output is cut on a UTF-8 boundary
-	// and ends with a note giving its full length. It is always kept
-	// within MaxMessageBytes.
-	MaxExecOutputBytes int
 }
 
 // Server is a transport-free MCP dispatcher: it turns one decoded JSON-RPC
@@ -186,7 +180,7 @@ func (s *Server) HandleBytes(ctx context.Context, data []byte) []byte {
 // while it is over, the largest response is replaced by a JSON-RPC error
 // saying so (each response alone is already within the limit).
 func (s *Server) fitBatch(resps [][]byte, ids []json.RawMessage) {
-	limit := limitsOf(&s.opts).message
+	limit := s.opts.MessageLimit()
 	total := 1 // '[' and ']', with the commas counted one per response
 	for _, r := range resps {
 		if r != nil {
@@ -251,7 +245,7 @@ func (s *Server) Handle(ctx context.Context, m *Message) []byte {
 // in its place (with id null when even that would not fit: a request whose
 // id alone is that large).
 func (s *Server) fit(id json.RawMessage, resp []byte) []byte {
-	limit := limitsOf(&s.opts).message
+	limit := s.opts.MessageLimit()
 	if len(resp) <= limit {
 		return resp
 	}
@@ -387,7 +381,7 @@ func (s *Server) callTool(ctx context.Context, m *Message) []byte {
 		b, _ = appendCallToolResult(b, ErrorResult("Internal error: result of tool "+string(name)+" cannot be encoded: "+err.Error()))
 	}
 	b = append(b, '}')
-	if limit := limitsOf(&s.opts).message; len(b) > limit {
+	if limit := s.opts.MessageLimit(); len(b) > limit {
 		s.logf("mcp: result of tool too large", "tool", string(name), "bytes", len(b), "limit", limit)
 		n := len(b)
 		releaseResponse(b)
@@ -419,9 +413,6 @@ func (s *Server) runTool(ctx context.Context, i int, args json.RawMessage) (res 
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.opts.CallTimeout)
 		defer cancel()
-	}
-	if s.opts.MaxMessageBytes != 0 || s.opts.MaxExecOutputBytes != 0 {
-		ctx = context.WithValue(ctx, limitsKey{}, limitsOf(&s.opts))
 	}
 	r, err := s.call(ctx, ToolCall{Index: i, Name: s.set.tools[i].Name, Arguments: args})
 	if err != nil {
