@@ -56,7 +56,7 @@ func NewMCPServerWith(b Backend, opts MCPServerOptions) *mcp.Server {
 		}
 	}
 	lim := fstools.Limits{MessageBytes: opts.MessageLimit(), ExecOutputBytes: opts.MaxExecOutputBytes}
-	return mcp.NewServer(serverInfo, opts.ServerOptions, fstools.Tools(run != nil), fstools.Handler(b, run, lim))
+	return mcp.NewServer(serverInfo, opts.ServerOptions, fstools.Tools(run != nil), fstools.Handler(toolsWorkspace(b), run, lim))
 }
 
 var serverInfo = mcp.Implementation{Name: "agent-backend", Version: Version}

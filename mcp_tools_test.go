@@ -7,15 +7,19 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/agentbe/agent-backend/internal/fstools"
 	"github.com/agentbe/agent-backend/mcp"
+
+	"golang.org/x/crypto/ssh"
 )
 
 // TestToolsOnEveryBackend runs one scenario through the filesystem tools on
-// Local, Memory and scopes of both: the tools only need fstools.Workspace.
+// Local, Memory and scopes of both, each with the fast paths of its kind
+// (toolsWorkspace), none of which is in a backend's own method set.
 func TestToolsOnEveryBackend(t *testing.T) {
 	// Each case gets its own store, so the order of the cases does not matter.
 	newLocal := func() *Local {
@@ -46,12 +50,7 @@ func TestToolsOnEveryBackend(t *testing.T) {
 	}
 	for name, b := range map[string]Backend{"local": local, "memory": mem, "local-scope": localScope, "memory-scope": memScope} {
 		t.Run(name, func(t *testing.T) {
-			if _, ok := b.(fstools.DirEntryReader); !ok {
-				t.Errorf("%T does not implement fstools.DirEntryReader", b)
-			}
-			if d, ok := b.(fstools.ImplicitDirs); strings.HasPrefix(name, "memory") != (ok && d.ImplicitDirs()) {
-				t.Errorf("%T: ImplicitDirs must hold exactly for Memory backends", b)
-			}
+			checkToolExtensions(t, b, !strings.HasPrefix(name, "memory"))
 			h := workspaceTools(b)
 			call := func(tool string, args any) (string, bool) {
 				raw, _ := json.Marshal(args)
@@ -192,9 +191,10 @@ func TestLocalErrorTexts(t *testing.T) {
 	}
 }
 
-// workspaceTools returns the 14 file tools bound to b, one function each.
+// workspaceTools returns the 14 file tools bound to b as NewMCPServer binds
+// them, one function each.
 func workspaceTools(b Backend) map[string]toolFunc {
-	h := fstools.Handler(b, nil, fstools.Limits{})
+	h := fstools.Handler(toolsWorkspace(b), nil, fstools.Limits{})
 	out := map[string]toolFunc{}
 	for i, t := range fstools.Tools(false).Tools() {
 		out[t.Name] = func(ctx context.Context, raw json.RawMessage) (*mcp.CallToolResult, error) {
@@ -206,3 +206,62 @@ func workspaceTools(b Backend) map[string]toolFunc {
 
 // toolFunc runs one tool on its raw arguments.
 type toolFunc func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error)
+
+// checkToolExtensions checks that the tools see b's fast paths (a one-pass
+// listing for every kind, write_file's direct write for Local and its
+// scopes, implicit directories for Memory and its scopes) and that b's own
+// method set has none of them.
+func checkToolExtensions(t *testing.T, b Backend, local bool) {
+	t.Helper()
+	ws := toolsWorkspace(b)
+	if _, ok := ws.(fstools.DirEntryReader); !ok {
+		t.Errorf("%T: the tools get no DirEntryReader", b)
+	}
+	if _, ok := ws.(fstools.DirectWriter); ok != local {
+		t.Errorf("%T: DirectWriter %v, want it exactly for Local and its scopes", b, ok)
+	}
+	if d, ok := ws.(fstools.ImplicitDirs); ok != !local || (ok && !d.ImplicitDirs()) {
+		t.Errorf("%T: ImplicitDirs %v, want it exactly for Memory and its scopes", b, ok)
+	}
+	if _, ok := ws.(fstools.ReadLimiter); !ok {
+		t.Errorf("%T: the tools get no ReadLimiter", b)
+	}
+	for _, ext := range []any{(*fstools.DirEntryReader)(nil), (*fstools.DirectWriter)(nil), (*fstools.ImplicitDirs)(nil)} {
+		if reflect.TypeOf(b).Implements(reflect.TypeOf(ext).Elem()) {
+			t.Errorf("%T exports %v", b, reflect.TypeOf(ext).Elem())
+		}
+	}
+}
+
+// TestToolExtensionsOfNestedScopes: a scope of a scope has the fast paths
+// of its root's kind; a Remote and its scopes have none but the read limit.
+func TestToolExtensionsOfNestedScopes(t *testing.T) {
+	l := ctLocal(t, LocalConfig{})
+	m, err := NewMemory(MemoryConfig{})
+	mustOK(t, err)
+	for _, c := range []struct {
+		b     Backend
+		local bool
+	}{{l, true}, {m, false}} {
+		s1, err := c.b.Scope("a", ScopeOptions{})
+		mustOK(t, err)
+		s2, err := s1.Scope("b", ScopeOptions{})
+		mustOK(t, err)
+		checkToolExtensions(t, s2, c.local)
+	}
+	r, err := NewRemote(RemoteConfig{RootDir: "/ws", Host: "127.0.0.1", HostKeyCallback: ssh.InsecureIgnoreHostKey()})
+	mustOK(t, err)
+	defer r.Destroy(context.Background())
+	rs, err := r.Scope("a", ScopeOptions{})
+	mustOK(t, err)
+	for _, b := range []Backend{r, rs} {
+		ws := toolsWorkspace(b)
+		_, dr := ws.(fstools.DirEntryReader)
+		_, dw := ws.(fstools.DirectWriter)
+		_, id := ws.(fstools.ImplicitDirs)
+		_, rl := ws.(fstools.ReadLimiter)
+		if dr || dw || id || !rl {
+			t.Errorf("%T: DirEntryReader %v, DirectWriter %v, ImplicitDirs %v, ReadLimiter %v", b, dr, dw, id, rl)
+		}
+	}
+}
