@@ -15,7 +15,8 @@ import (
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
-	"github.com/agentbe/agent-backend/mcp"
+
+	"github.com/agentbe/agent-backend/internal/hostcheck"
 )
 
 // Server is a running daemon's state: the workspace backend, the HTTP
@@ -32,7 +33,7 @@ type Server struct {
 	ws          *wsRegistry
 	sshd        *sshdProcess
 	acp         *acp.Handler
-	// allowedHosts is Config.AllowedHosts as mcp.RebindingError compares
+	// allowedHosts is Config.AllowedHosts as hostcheck.Rebinding compares
 	// them.
 	allowedHosts []string
 	panics       *panicLog
@@ -67,7 +68,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
-		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: mcp.NormalizeHosts(cfg.AllowedHosts),
+		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: hostcheck.Normalize(cfg.AllowedHosts),
 		panics: &panicLog{log: cfg.Logger}}
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)

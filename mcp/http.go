@@ -10,12 +10,13 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/agentbe/agent-backend/internal/jsonraw"
+
+	"github.com/agentbe/agent-backend/internal/hostcheck"
 )
 
 // DefaultMaxBodyBytes is the request body limit of the HTTP handler when
@@ -98,21 +99,8 @@ func NewHTTPHandler(newServer func(r *http.Request) (*Server, error), opts HTTPO
 		opts.CancelKey = defaultCancelKey
 	}
 	return &httpHandler{newServer: newServer, opts: opts, running: make(map[string][]*runningCall),
-		allowed: NormalizeHosts(opts.AllowedHosts)}
+		allowed: hostcheck.Normalize(opts.AllowedHosts)}
 }
-
-// NormalizeHosts puts host names in the form RebindingError compares:
-// lower case, without IPv6 brackets.
-func NormalizeHosts(hosts []string) []string {
-	out := make([]string, len(hosts))
-	for i, h := range hosts {
-		out[i] = normalizeHost(h)
-	}
-	return out
-}
-
-// normalizeHost is one name of NormalizeHosts.
-func normalizeHost(h string) string { return strings.ToLower(strings.Trim(h, "[]")) }
 
 type httpHandler struct {
 	newServer func(r *http.Request) (*Server, error)
@@ -145,7 +133,7 @@ func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if msg := h.rebindingError(r); msg != "" {
+	if msg := hostcheck.Rebinding(r, h.allowed); msg != "" {
 		writeJSONRPCError(w, http.StatusForbidden, -32000, msg)
 		return
 	}
@@ -519,65 +507,4 @@ func isJSONContentType(ct string) bool {
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "application/json"
-}
-
-// rebindingError returns the SDK's 403 message when the request arrived on
-// a loopback listener but its Host or Origin names another host.
-func (h *httpHandler) rebindingError(r *http.Request) string { return RebindingError(r, h.allowed) }
-
-// RebindingError reports why r must be refused as a DNS-rebinding attempt
-// (a web page whose name now resolves to 127.0.0.1): it arrived on a
-// loopback listener, but its Host or Origin names neither a loopback host
-// nor one of allowed (names as NormalizeHosts gives them). "" lets it through,
-// as it does every request that arrived on another address.
-func RebindingError(r *http.Request, allowed []string) string {
-	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if la == nil || !isLoopbackAddr(la) {
-		return ""
-	}
-	if !hostAllowed(hostname(r.Host), allowed) {
-		return "Invalid Host header: " + r.Host
-	}
-	if origin := r.Header.Get("Origin"); origin != "" {
-		u, err := url.Parse(origin)
-		if err != nil || !hostAllowed(strings.ToLower(u.Hostname()), allowed) {
-			return "Invalid Origin header: " + origin
-		}
-	}
-	return ""
-}
-
-func isLoopbackAddr(a net.Addr) bool {
-	switch a := a.(type) {
-	case *net.TCPAddr:
-		return a.IP.IsLoopback()
-	}
-	host, _, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func hostname(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return normalizeHost(h)
-	}
-	return normalizeHost(hostport)
-}
-
-func hostAllowed(name string, allowed []string) bool {
-	if name == "localhost" {
-		return true
-	}
-	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
-		return true
-	}
-	for _, a := range allowed {
-		if a == name {
-			return true
-		}
-	}
-	return false
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -273,19 +272,5 @@ func TestHTTPFactoryFailures(t *testing.T) {
 			doHTTP(t, ts, httpCase{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, wantStatus: 500,
 				wantBody: sdkErr(CodeInternalError, "Internal server error")})
 		})
-	}
-}
-
-// TestNormalizeHosts: configured names and a request's Host compare in one
-// form, lower case without IPv6 brackets.
-func TestNormalizeHosts(t *testing.T) {
-	got := NormalizeHosts([]string{"Agentbe.Example", "[::1]", "[FE80::1]"})
-	if want := []string{"agentbe.example", "::1", "fe80::1"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("NormalizeHosts: %q", got)
-	}
-	for in, want := range map[string]string{"Agentbe.Example:8080": "agentbe.example", "[FE80::1]:80": "fe80::1", "HOST": "host"} {
-		if got := hostname(in); got != want {
-			t.Errorf("hostname(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
