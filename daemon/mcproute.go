@@ -12,13 +12,6 @@ import (
 	"github.com/agentbe/agent-backend/mcp"
 )
 
-// requestScope carries the scope created for one MCP request from the
-// server factory back to the route, which destroys it once the handler has
-// answered: nothing is kept between requests.
-type requestScope struct{ scope *agentbe.Scope }
-
-type requestScopeKey struct{}
-
 // mcpRoute returns the /mcp handler: the mcp package's stateless Streamable
 // HTTP transport with a fresh Server per request, built by newMCPServer.
 func (s *Server) mcpRoute() http.Handler {
@@ -28,21 +21,16 @@ func (s *Server) mcpRoute() http.Handler {
 		Logger:       s.cfg.Logger,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		holder := &requestScope{}
-		ctx := context.WithValue(r.Context(), requestScopeKey{}, holder)
 		// hostGuard has applied the daemon's Host/Origin rule (which,
 		// with a token, lets a client behind a local reverse proxy
 		// forwarding another Host through): the mcp handler's own check,
 		// which only runs for requests on a loopback address, is off.
-		ctx = context.WithValue(ctx, http.LocalAddrContextKey, nil)
+		ctx := context.WithValue(r.Context(), http.LocalAddrContextKey, nil)
 		rc := http.NewResponseController(w)
 		if rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout)) == nil {
 			r.Body = &bodyDeadline{ReadCloser: r.Body, lift: func() { rc.SetReadDeadline(time.Time{}) }}
 		}
 		h.ServeHTTP(w, r.WithContext(ctx))
-		if holder.scope != nil {
-			holder.scope.Destroy(context.Background())
-		}
 	})
 }
 
@@ -67,32 +55,30 @@ func (b *bodyDeadline) Read(p []byte) (int, error) {
 
 // newMCPServer authenticates and validates one request and returns the MCP
 // server for it: on the workspace, or on a scope of it created for this
-// request only.
-func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, error) {
+// request only, which release destroys once the handler has answered:
+// nothing is kept between requests.
+func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
 	if !s.token.header(r) {
-		return nil, httpErr(http.StatusUnauthorized, "Unauthorized", "Invalid or missing authentication token")
+		return nil, nil, httpErr(http.StatusUnauthorized, "Unauthorized", "Invalid or missing authentication token")
 	}
 	if want, ok := r.Header["X-Root-Dir"]; ok && len(want) > 0 && want[0] != "undefined" {
 		if !s.rootMatches(want[0]) {
-			return nil, httpErr(http.StatusForbidden, "Root directory mismatch",
+			return nil, nil, httpErr(http.StatusForbidden, "Root directory mismatch",
 				"Server is configured for "+s.rootDir+", not "+want[0])
 		}
 	}
 	scope, refused := s.requestScopePath(r)
 	if refused != nil {
-		return nil, httpErr(http.StatusBadRequest, refused.title, refused.detail)
+		return nil, nil, httpErr(http.StatusBadRequest, refused.title, refused.detail)
 	}
 	if scope == "" {
-		return agentbe.NewMCPServerWith(s.local, s.mcpOptions()), nil
+		return agentbe.NewMCPServerWith(s.local, s.mcpOptions()), nil, nil
 	}
 	sc, err := s.openScope(r.Context(), scope)
 	if err != nil {
-		return nil, scopeError(err)
+		return nil, nil, scopeError(err)
 	}
-	if holder, ok := r.Context().Value(requestScopeKey{}).(*requestScope); ok {
-		holder.scope = sc
-	}
-	return agentbe.NewMCPServerWith(sc, s.mcpOptions()), nil
+	return agentbe.NewMCPServerWith(sc, s.mcpOptions()), func() { sc.Destroy(context.Background()) }, nil
 }
 
 // mcpOptions are the options of the MCP servers of /mcp: a tool's panic

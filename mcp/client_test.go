@@ -34,12 +34,12 @@ func clientFactories(t *testing.T, newSrv func() *Server) map[string]func() *Cli
 		},
 		"inprocess": func() *Client { return NewInProcessClient(newSrv(), ClientOptions{}) },
 		"http": func() *Client {
-			ts := httptest.NewServer(NewHTTPHandler(func(*http.Request) (*Server, error) { return newSrv(), nil }, HTTPOptions{}))
+			ts := httptest.NewServer(NewHTTPHandler(func(*http.Request) (*Server, func(), error) { return newSrv(), nil, nil }, HTTPOptions{}))
 			t.Cleanup(ts.Close)
 			return NewHTTPClient(ts.URL, HTTPClientOptions{})
 		},
 		"http-sse": func() *Client {
-			h := NewHTTPHandler(func(*http.Request) (*Server, error) { return newSrv(), nil }, HTTPOptions{})
+			h := NewHTTPHandler(func(*http.Request) (*Server, func(), error) { return newSrv(), nil, nil }, HTTPOptions{})
 			// Force SSE answers by narrowing the Accept header on the way in.
 			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				r.Header.Set("Accept", "text/event-stream")

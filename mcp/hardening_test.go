@@ -59,22 +59,23 @@ func TestCallTimeoutStopsTools(t *testing.T) {
 	}
 }
 
-// TestHTTPReleaseOncePerServer: HTTPOptions.Release runs exactly once for
-// every Server the factory built, whatever the answer (success, parse
-// error, payload too large, notification only, unsupported version), and
-// the factory never runs for requests the header checks refuse.
+// TestHTTPReleaseOncePerServer: the release function the server factory
+// returns runs exactly once for every Server the factory built, after the
+// answer, whatever it is (success, parse error, payload too large,
+// notification only, unsupported version), and the factory never runs for
+// requests the header checks refuse.
 func TestHTTPReleaseOncePerServer(t *testing.T) {
 	var built, released int
 	srvs := map[*mcp.Server]int{}
-	h := mcp.NewHTTPHandler(func(*http.Request) (*mcp.Server, error) {
+	h := mcp.NewHTTPHandler(func(*http.Request) (*mcp.Server, func(), error) {
 		built++
 		s := mcp.NewServer(mcp.Implementation{Name: "t", Version: "1"}, mcp.ServerOptions{}, nil, nil)
 		srvs[s]++
-		return s, nil
-	}, mcp.HTTPOptions{MaxBodyBytes: 1 << 10, Release: func(_ *http.Request, s *mcp.Server) {
-		released++
-		srvs[s]--
-	}})
+		return s, func() {
+			released++
+			srvs[s]--
+		}, nil
+	}, mcp.HTTPOptions{MaxBodyBytes: 1 << 10})
 	post := func(body string, hdr map[string]string) int {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")

@@ -47,14 +47,20 @@ type HTTPOptions struct {
 	CancelKey func(r *http.Request) string
 	// Logger receives transport errors. nil discards them.
 	Logger *slog.Logger
-	// Release, when set, is called once for every Server the factory
-	// returned, with the request it was built for, after the handler is
-	// done with it: the response is written and every call of the request
-	// has returned, whatever the outcome. A factory that makes resources
-	// per request (an agentbe Scope for an X-Scope-Path header) frees them
-	// here, so nothing outlives the request.
-	Release func(r *http.Request, s *Server)
 }
+
+// ServerFactory returns the Server that answers one request of the HTTP
+// handler, built for that request (on its headers, its tenant, its
+// scope), and the function that releases what it made for it, or nil.
+// The handler calls release once it is done with the Server: the response
+// is written and every call of the request has returned, whatever the
+// outcome (a release returned with an error is called too). A factory that
+// makes resources per request (an agentbe Scope for an X-Scope-Path
+// header) frees them there, so nothing outlives the request.
+//
+// An *HTTPError refuses the request with its status and body; any other
+// error is answered 500.
+type ServerFactory func(r *http.Request) (s *Server, release func(), err error)
 
 // HTTPError is an error the server factory of NewHTTPHandler returns to
 // answer a request itself: the handler replies with Status and Body encoded
@@ -85,13 +91,11 @@ func (e *HTTPError) Error() string {
 //   - on a loopback listener, a Host or Origin naming another host → 403
 //     (DNS-rebinding protection).
 //
-// If newServer returns an *HTTPError, its status and body are sent; any
-// other error gives 500. newServer runs after the DNS-rebinding, method,
-// Accept and Content-Type checks (requests that fail them never build a
-// Server) and before the body is read, so authentication and request
-// validation can live there or in a wrapping handler. HTTPOptions.Release
-// frees what newServer made for the request.
-func NewHTTPHandler(newServer func(r *http.Request) (*Server, error), opts HTTPOptions) http.Handler {
+// newServer runs after the DNS-rebinding, method, Accept and Content-Type
+// checks (requests that fail them never build a Server) and before the
+// body is read, so authentication and request validation can live there or
+// in a wrapping handler; see ServerFactory.
+func NewHTTPHandler(newServer ServerFactory, opts HTTPOptions) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -103,7 +107,7 @@ func NewHTTPHandler(newServer func(r *http.Request) (*Server, error), opts HTTPO
 }
 
 type httpHandler struct {
-	newServer func(r *http.Request) (*Server, error)
+	newServer ServerFactory
 	opts      HTTPOptions
 	allowed   []string
 
@@ -151,9 +155,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONRPCError(w, http.StatusUnsupportedMediaType, -32000, "Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
-	srv, err := h.newServer(r)
-	if srv != nil && h.opts.Release != nil {
-		defer h.opts.Release(r, srv)
+	srv, release, err := h.newServer(r)
+	if release != nil {
+		defer release()
 	}
 	if err != nil {
 		var he *HTTPError

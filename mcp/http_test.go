@@ -14,11 +14,11 @@ import (
 
 func newTestHTTP(t *testing.T, opts HTTPOptions, extra ...testTool) *httptest.Server {
 	t.Helper()
-	h := NewHTTPHandler(func(r *http.Request) (*Server, error) {
+	h := NewHTTPHandler(func(r *http.Request) (*Server, func(), error) {
 		if r.Header.Get("X-Scope-Path") == "../x" {
-			return nil, &HTTPError{Status: 400, Body: map[string]string{"error": "Invalid scope path", "message": "Scope path must not contain path traversal sequences"}}
+			return nil, nil, &HTTPError{Status: 400, Body: map[string]string{"error": "Invalid scope path", "message": "Scope path must not contain path traversal sequences"}}
 		}
-		return protoServer(extra...), nil
+		return protoServer(extra...), nil, nil
 	}, opts)
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
@@ -262,9 +262,13 @@ func TestParseAccept(t *testing.T) {
 }
 
 func TestHTTPFactoryFailures(t *testing.T) {
-	for name, f := range map[string]func(*http.Request) (*Server, error){
-		"nil server":  func(*http.Request) (*Server, error) { return nil, nil },
-		"plain error": func(*http.Request) (*Server, error) { return nil, io.ErrUnexpectedEOF },
+	released := 0
+	for name, f := range map[string]ServerFactory{
+		"nil server":  func(*http.Request) (*Server, func(), error) { return nil, nil, nil },
+		"plain error": func(*http.Request) (*Server, func(), error) { return nil, nil, io.ErrUnexpectedEOF },
+		"error with release": func(*http.Request) (*Server, func(), error) {
+			return nil, func() { released++ }, io.ErrUnexpectedEOF
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ts := httptest.NewServer(NewHTTPHandler(f, HTTPOptions{}))
@@ -272,5 +276,8 @@ func TestHTTPFactoryFailures(t *testing.T) {
 			doHTTP(t, ts, httpCase{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, wantStatus: 500,
 				wantBody: sdkErr(CodeInternalError, "Internal server error")})
 		})
+	}
+	if released != 1 {
+		t.Errorf("the release returned with an error ran %d times", released)
 	}
 }

@@ -74,7 +74,7 @@ func TestServerRefusesOversizedResponses(t *testing.T) {
 	batch = append(batch, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
 	body := "[" + strings.Join(batch, ",") + "]"
 	checkBatch(t, "stdio", s.HandleBytes(context.Background(), []byte(body)))
-	ts := httptest.NewServer(NewHTTPHandler(func(r *http.Request) (*Server, error) { return s, nil }, HTTPOptions{}))
+	ts := httptest.NewServer(NewHTTPHandler(func(r *http.Request) (*Server, func(), error) { return s, nil, nil }, HTTPOptions{}))
 	defer ts.Close()
 	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

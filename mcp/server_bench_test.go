@@ -78,7 +78,7 @@ func BenchmarkDispatchFreshServerToolsList(b *testing.B) {
 
 func benchHTTP(b *testing.B, body string) {
 	mk := benchServer(b)
-	h := NewHTTPHandler(func(*http.Request) (*Server, error) { return mk(), nil }, HTTPOptions{})
+	h := NewHTTPHandler(func(*http.Request) (*Server, func(), error) { return mk(), nil, nil }, HTTPOptions{})
 	b.ReportAllocs()
 	for b.Loop() {
 		req := httptest.NewRequest("POST", "/mcp", bytes.NewReader([]byte(body)))

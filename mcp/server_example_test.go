@@ -41,14 +41,15 @@ func ExampleServer_HandleBytes() {
 }
 
 // A stateless Streamable HTTP endpoint builds a Server per request; the
-// factory may refuse a request with an *mcp.HTTPError.
+// factory may refuse a request with an *mcp.HTTPError, and returns what
+// releases the request's resources (nothing here).
 func ExampleNewHTTPHandler() {
-	h := mcp.NewHTTPHandler(func(r *http.Request) (*mcp.Server, error) {
+	h := mcp.NewHTTPHandler(func(r *http.Request) (*mcp.Server, func(), error) {
 		if r.Header.Get("Authorization") != "Bearer secret" {
-			return nil, &mcp.HTTPError{Status: http.StatusUnauthorized,
+			return nil, nil, &mcp.HTTPError{Status: http.StatusUnauthorized,
 				Body: map[string]string{"error": "Unauthorized", "message": "Invalid or missing authentication token"}}
 		}
-		return greeter(), nil
+		return greeter(), nil, nil
 	}, mcp.HTTPOptions{})
 	ts := httptest.NewServer(h)
 	defer ts.Close()

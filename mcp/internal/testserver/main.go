@@ -104,7 +104,7 @@ func serveHTTP(addr string) error {
 	if err != nil {
 		return err
 	}
-	h := mcp.NewHTTPHandler(func(*http.Request) (*mcp.Server, error) { return newServer(), nil }, mcp.HTTPOptions{})
+	h := mcp.NewHTTPHandler(func(*http.Request) (*mcp.Server, func(), error) { return newServer(), nil, nil }, mcp.HTTPOptions{})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	fmt.Printf("listening http://%s/mcp\n", ln.Addr())
