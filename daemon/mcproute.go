@@ -17,20 +17,18 @@ import (
 func (s *Server) mcpRoute() http.Handler {
 	h := mcp.NewHTTPHandler(s.newMCPServer, mcp.HTTPOptions{
 		MaxBodyBytes: s.cfg.MaxBodyBytes,
-		AllowedHosts: s.cfg.AllowedHosts,
 		Logger:       s.cfg.Logger,
+		// hostGuard has applied the daemon's Host/Origin rule (which, with
+		// a token, lets a client behind a local reverse proxy forwarding
+		// another Host through).
+		DisableHostCheck: true,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// hostGuard has applied the daemon's Host/Origin rule (which,
-		// with a token, lets a client behind a local reverse proxy
-		// forwarding another Host through): the mcp handler's own check,
-		// which only runs for requests on a loopback address, is off.
-		ctx := context.WithValue(r.Context(), http.LocalAddrContextKey, nil)
 		rc := http.NewResponseController(w)
 		if rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout)) == nil {
 			r.Body = &bodyDeadline{ReadCloser: r.Body, lift: func() { rc.SetReadDeadline(time.Time{}) }}
 		}
-		h.ServeHTTP(w, r.WithContext(ctx))
+		h.ServeHTTP(w, r)
 	})
 }
 

@@ -38,6 +38,10 @@ type HTTPOptions struct {
 	// loopback names localhost, 127.0.0.1 and ::1 are always accepted.
 	// Requests that arrive on a non-loopback address are not checked.
 	AllowedHosts []string
+	// DisableHostCheck turns that DNS-rebinding check off. Set it only
+	// when a wrapping handler applies its own Host and Origin rule to every
+	// request first, as the agentbe daemon's guard does for every route.
+	DisableHostCheck bool
 	// CancelKey groups in-flight requests for notifications/cancelled. A
 	// stateless client sends the cancellation in a separate POST, so the
 	// handler keeps a process-wide table of running requests keyed by
@@ -89,7 +93,7 @@ func (e *HTTPError) Error() string {
 //     messages in a batch → 400, all with the official SDK's JSON-RPC error
 //     bodies;
 //   - on a loopback listener, a Host or Origin naming another host → 403
-//     (DNS-rebinding protection).
+//     (DNS-rebinding protection; see HTTPOptions.DisableHostCheck).
 //
 // newServer runs after the DNS-rebinding, method, Accept and Content-Type
 // checks (requests that fail them never build a Server) and before the
@@ -137,7 +141,7 @@ func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if msg := hostcheck.Rebinding(r, h.allowed); msg != "" {
+	if msg := h.rebinding(r); msg != "" {
 		writeJSONRPCError(w, http.StatusForbidden, -32000, msg)
 		return
 	}
@@ -511,4 +515,12 @@ func isJSONContentType(ct string) bool {
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "application/json"
+}
+
+// rebinding is the DNS-rebinding check unless it is disabled.
+func (h *httpHandler) rebinding(r *http.Request) string {
+	if h.opts.DisableHostCheck {
+		return ""
+	}
+	return hostcheck.Rebinding(r, h.allowed)
 }

@@ -149,6 +149,14 @@ func TestHTTPAllowedHosts(t *testing.T) {
 	doHTTP(t, ts, httpCase{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, header: map[string]string{"Host": "agentbe.internal:80"}, wantStatus: 200})
 }
 
+// TestHTTPDisableHostCheck: with the check left to a wrapping handler, a
+// foreign Host and Origin on a loopback listener reach the server.
+func TestHTTPDisableHostCheck(t *testing.T) {
+	ts := newTestHTTP(t, HTTPOptions{DisableHostCheck: true})
+	doHTTP(t, ts, httpCase{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		header: map[string]string{"Host": "evil.example.com", "Origin": "http://evil.example.com"}, wantStatus: 200})
+}
+
 // TestHTTPCancelAcrossRequests cancels a running tools/call with a
 // notifications/cancelled sent in a second POST, as the SDK client does.
 func TestHTTPCancelAcrossRequests(t *testing.T) {
