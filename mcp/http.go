@@ -349,7 +349,7 @@ func (h *httpHandler) run(ctx context.Context, srv *Server, key string, m *Messa
 	if m.Method != "tools/call" {
 		return srv.Handle(ctx, m)
 	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, transportCancelsKey{}, true))
+	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	full := key + "\x00" + idKey(m.ID)
 	rc := &runningCall{cancel: cancel}
@@ -372,7 +372,7 @@ func (h *httpHandler) run(ctx context.Context, srv *Server, key string, m *Messa
 		}
 		h.mu.Unlock()
 	}()
-	return srv.Handle(ctx, m)
+	return srv.handle(ctx, m, transportCancels)
 }
 
 func (h *httpHandler) cancel(key string, id json.RawMessage) {

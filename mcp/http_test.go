@@ -289,3 +289,34 @@ func TestHTTPFactoryFailures(t *testing.T) {
 		t.Errorf("the release returned with an error ran %d times", released)
 	}
 }
+
+// TestHTTPTransportOwnsCancellation: the HTTP transport cancels its calls
+// from its own table (a cancellation arrives in another POST, to another
+// Server), so the Server it made for the request keeps no table of its
+// own; a Server used directly keeps one while the call runs.
+func TestHTTPTransportOwnsCancellation(t *testing.T) {
+	var srv *Server
+	inflight := -1
+	probe := testTool{Tool{Name: "probe"}, func(context.Context, json.RawMessage) (*CallToolResult, error) {
+		srv.mu.Lock()
+		inflight = len(srv.inflight)
+		srv.mu.Unlock()
+		return TextResult("ok"), nil
+	}}
+	h := NewHTTPHandler(func(*http.Request) (*Server, func(), error) {
+		srv = protoServer(probe)
+		return srv, nil, nil
+	}, HTTPOptions{})
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"probe"}}`
+	doHTTP(t, ts, httpCase{body: call, wantStatus: 200, contains: `"text":"ok"`})
+	if inflight != 0 || srv.inflight != nil {
+		t.Errorf("over HTTP the Server tracked the call itself (%d entries while it ran)", inflight)
+	}
+	srv = protoServer(probe)
+	srv.HandleBytes(context.Background(), []byte(call))
+	if inflight != 1 {
+		t.Errorf("Handle: %d entries in the Server's table while the call ran, want 1", inflight)
+	}
+}

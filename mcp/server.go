@@ -80,10 +80,21 @@ type Server struct {
 	inflight map[string]*inflightCall
 }
 
-// transportCancelsKey marks a context whose transport cancels the call
-// itself (the HTTP handler's process-wide table), so the Server need not
-// track it for notifications/cancelled.
-type transportCancelsKey struct{}
+// cancelOwner says who cancels a running tools/call when the client sends
+// notifications/cancelled for it.
+type cancelOwner uint8
+
+const (
+	// serverCancels: the Server keeps the call in its own table, where a
+	// notifications/cancelled handled by the same Server finds it (Handle,
+	// HandleBytes, and so the in-process client and stdio batches).
+	serverCancels cancelOwner = iota
+	// transportCancels: the transport registered the call before reading
+	// on and cancels the call's context itself (stdio in the Server's
+	// table, before the next line is read; Streamable HTTP in its
+	// process-wide table, since the cancellation comes in another POST).
+	transportCancels
+)
 
 type inflightCall struct {
 	cancel context.CancelCauseFunc
@@ -227,8 +238,15 @@ func (s *Server) handleDecoded(ctx context.Context, m *Message, err error) []byt
 // one must carry a valid JSON ID) and returns its encoded response,
 // or nil for notifications, responses and requests the client cancelled
 // (MCP says a cancelled request gets no response). ctx bounds the request:
-// when it is done the running tool's context is cancelled too.
+// when it is done the running tool's context is cancelled too. While a
+// tools/call runs, a notifications/cancelled naming its id, passed to
+// Handle of the same Server, cancels it.
 func (s *Server) Handle(ctx context.Context, m *Message) []byte {
+	return s.handle(ctx, m, serverCancels)
+}
+
+// handle is Handle with the cancellation of a tools/call owned by owner.
+func (s *Server) handle(ctx context.Context, m *Message, owner cancelOwner) []byte {
 	if m == nil || m.IsResponse() {
 		return nil // we never send requests, so responses are stray
 	}
@@ -238,7 +256,7 @@ func (s *Server) Handle(ctx context.Context, m *Message) []byte {
 		}
 		return nil
 	}
-	return s.fit(m.ID, s.dispatch(ctx, m))
+	return s.fit(m.ID, s.dispatch(ctx, m, owner))
 }
 
 // fit returns resp, or when it is over the message limit a JSON-RPC error
@@ -260,7 +278,7 @@ func (s *Server) fit(id json.RawMessage, resp []byte) []byte {
 }
 
 // dispatch answers a request.
-func (s *Server) dispatch(ctx context.Context, m *Message) []byte {
+func (s *Server) dispatch(ctx context.Context, m *Message, owner cancelOwner) []byte {
 	switch m.Method {
 	case "initialize":
 		return s.initialize(m)
@@ -270,7 +288,7 @@ func (s *Server) dispatch(ctx context.Context, m *Message) []byte {
 		list := s.set.listResult()
 		return appendResponse(make([]byte, 0, len(list)+64), m.ID, list)
 	case "tools/call":
-		return s.callTool(ctx, m)
+		return s.callTool(ctx, m, owner)
 	}
 	return appendError(nil, m.ID, CodeMethodNotFound, "Method not found", nil)
 }
@@ -322,7 +340,7 @@ func (s *Server) initialize(m *Message) []byte {
 	return append(b, `}}`...)
 }
 
-func (s *Server) callTool(ctx context.Context, m *Message) []byte {
+func (s *Server) callTool(ctx context.Context, m *Message, owner cancelOwner) []byte {
 	var (
 		name    []byte
 		hasName bool
@@ -353,7 +371,7 @@ func (s *Server) callTool(ctx context.Context, m *Message) []byte {
 	if i < 0 {
 		res = ErrorResult("MCP error -32602: Tool " + string(name) + " not found")
 	} else {
-		if ctx.Value(transportCancelsKey{}) != nil {
+		if owner == transportCancels {
 			res = s.runTool(ctx, i, args)
 		} else {
 			callCtx, cancel := context.WithCancelCause(ctx)
