@@ -1,8 +1,8 @@
 package daemon
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -52,9 +52,9 @@ func (b *bodyDeadline) Read(p []byte) (int, error) {
 }
 
 // newMCPServer authenticates and validates one request and returns the MCP
-// server for it: on the workspace, or on a scope of it created for this
-// request only, which release destroys once the handler has answered:
-// nothing is kept between requests.
+// server for it, on the backend requestBackend gives it (the workspace, or
+// a scope of it made for this request only, which release destroys once
+// the handler has answered: nothing is kept between requests).
 func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
 	if !s.token.header(r) {
 		return nil, nil, httpErr(http.StatusUnauthorized, "Unauthorized", "Invalid or missing authentication token")
@@ -65,18 +65,11 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
 				"Server is configured for "+s.rootDir+", not "+want[0])
 		}
 	}
-	scope, refused := s.requestScopePath(r)
-	if refused != nil {
-		return nil, nil, httpErr(http.StatusBadRequest, refused.title, refused.detail)
-	}
-	if scope == "" {
-		return agentbe.NewMCPServerWith(s.local, s.mcpOptions()), nil, nil
-	}
-	sc, err := s.openScope(r.Context(), scope)
+	b, release, err := s.requestBackend(r.Context(), r.Header.Get("X-Scope-Path"))
 	if err != nil {
 		return nil, nil, scopeError(err)
 	}
-	return agentbe.NewMCPServerWith(sc, s.mcpOptions()), func() { sc.Destroy(context.Background()) }, nil
+	return agentbe.NewMCPServerWith(b, s.mcpOptions()), release, nil
 }
 
 // mcpOptions are the options of the MCP servers of /mcp: a tool's panic
@@ -102,11 +95,11 @@ func trimSlashes(p string) string {
 	return t
 }
 
-// scopeError maps a scope that cannot be used to 400 when the scope path
-// is at fault (it leaves the workspace, goes through a symbolic link, or
-// names something that is not a directory); other failures stay 500.
+// scopeError answers a scope refusal with 400 and its title and detail;
+// other failures stay 500.
 func scopeError(err error) error {
-	if refused := openScopeRefusal(err); refused != nil {
+	var refused *scopeRefusal
+	if errors.As(err, &refused) {
 		return httpErr(http.StatusBadRequest, refused.title, refused.detail)
 	}
 	return err

@@ -8,15 +8,20 @@ import (
 	"os"
 	"strings"
 
+	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/internal/wspath"
 	"github.com/agentbe/agent-backend/sftpjail"
 )
 
-// serveSFTP runs the jailed SFTP server on rw, on the workspace root or,
-// under a static scope, on the scope directory. It ends when the client
+// serveSFTP runs the jailed SFTP server on rw, on the directory of b (the
+// session's backend: the workspace, or its scope). It ends when the client
 // ends the session or ctx is done.
-func (s *Server) serveSFTP(ctx context.Context, rw io.ReadWriteCloser) error {
-	root, host, err := s.openSFTPRoot()
+func (s *Server) serveSFTP(ctx context.Context, rw io.ReadWriteCloser, b agentbe.Backend) error {
+	scope := ""
+	if sc, ok := b.(*agentbe.Scope); ok {
+		scope = sc.Path()
+	}
+	root, host, err := s.openSFTPRoot(scope)
 	if err != nil {
 		return err
 	}
@@ -30,19 +35,19 @@ func (s *Server) serveSFTP(ctx context.Context, rw io.ReadWriteCloser) error {
 // symbolic link.
 var errScopeLink = errors.New("daemon: the scope directory is reached through a symbolic link")
 
-// openSFTPRoot opens the workspace root, then walks down the static scope
-// one directory at a time without following links (each element is
-// lstat'ed, opened, and checked to be the same directory), creating
-// missing ones, like the library's scopes do.
-func (s *Server) openSFTPRoot() (*os.Root, string, error) {
+// openSFTPRoot opens the workspace root, then walks down scope one
+// directory at a time without following links (each element is lstat'ed,
+// opened, and checked to be the same directory), creating missing ones,
+// like the library's scopes do.
+func (s *Server) openSFTPRoot(scope string) (*os.Root, string, error) {
 	root, err := os.OpenRoot(s.rootDir)
 	if err != nil {
 		return nil, "", err
 	}
-	if s.staticScope == "" || s.staticScope == "." {
+	if scope == "" || scope == "." {
 		return root, s.rootDir, nil
 	}
-	for _, name := range strings.Split(s.staticScope, "/") {
+	for _, name := range strings.Split(scope, "/") {
 		fi, err := root.Lstat(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			if err = root.Mkdir(name, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
@@ -69,5 +74,5 @@ func (s *Server) openSFTPRoot() (*os.Root, string, error) {
 		}
 		root = sub
 	}
-	return root, wspath.Join(s.rootDir, s.staticScope), nil
+	return root, wspath.Join(s.rootDir, scope), nil
 }
