@@ -69,7 +69,8 @@ type ServerOptions struct {
 // Server may serve many connections, and a fresh one per HTTP request is
 // cheap: one allocation, the tools' definitions being shared in a ToolSet.
 //
-// A Server is immutable and safe for concurrent use.
+// Its tools and options are fixed by NewServer; it is safe for concurrent
+// use.
 type Server struct {
 	info Implementation
 	opts ServerOptions
