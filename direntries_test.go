@@ -33,13 +33,13 @@ func TestReadDirEntries(t *testing.T) {
 		p    string
 		want []want
 	}{
-		{"local", func() ([]fs.DirEntry, error) { return l.ReadDirEntries(ctx, "d") }, "d",
+		{"local", func() ([]fs.DirEntry, error) { return l.readDirEntries(ctx, "d") }, "d",
 			[]want{{"a_dir", true, false}, {"b.txt", false, false}, {"c_link", false, true}}},
-		{"local scope", func() ([]fs.DirEntry, error) { return ls.ReadDirEntries(ctx, ".") }, ".",
+		{"local scope", func() ([]fs.DirEntry, error) { return ls.readDirEntries(ctx, ".") }, ".",
 			[]want{{"a_dir", true, false}, {"b.txt", false, false}, {"c_link", false, true}}},
-		{"memory", func() ([]fs.DirEntry, error) { return m.ReadDirEntries(ctx, "d") }, "d",
+		{"memory", func() ([]fs.DirEntry, error) { return m.readDirEntries(ctx, "d") }, "d",
 			[]want{{"a_dir", true, false}, {"b.txt", false, false}}},
-		{"memory scope", func() ([]fs.DirEntry, error) { return ms.ReadDirEntries(ctx, "/") }, "/",
+		{"memory scope", func() ([]fs.DirEntry, error) { return ms.readDirEntries(ctx, "/") }, "/",
 			[]want{{"a_dir", true, false}, {"b.txt", false, false}}},
 	} {
 		got, err := tc.read()
@@ -54,7 +54,7 @@ func TestReadDirEntries(t *testing.T) {
 			}
 		}
 	}
-	if !m.ImplicitDirs() || !ms.ImplicitDirs() || ls.ImplicitDirs() {
+	if !m.implicitDirs() || !ms.implicitDirs() || ls.implicitDirs() {
 		t.Fatal("ImplicitDirs wrong")
 	}
 }

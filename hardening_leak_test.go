@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentbe/agent-backend/mcp"
@@ -32,9 +32,10 @@ func checkHeapFlat(t *testing.T, before uint64, slack uint64, what string) {
 
 // TestLeakScopedHTTPRequests: every MCP HTTP request with X-Scope-Path made a
 // scope that held a registration and a directory fd until Destroy (200
-// requests took a server from 18 to 219 fds). With HTTPOptions.Release
-// destroying it, 10,000 scoped requests leave fds, goroutines, heap and the
-// backend's scope set where they were.
+// requests took a server from 18 to 219 fds). With the server factory
+// returning the release that destroys it, as the daemon's does, 10,000
+// scoped requests leave fds, goroutines, heap and the backend's scope set
+// where they were.
 func TestLeakScopedHTTPRequests(t *testing.T) {
 	l := ctLocal(t, LocalConfig{})
 	for i := range 16 {
@@ -42,22 +43,18 @@ func TestLeakScopedHTTPRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var made sync.Map // *mcp.Server -> *Scope
-	built := 0
-	h := mcp.NewHTTPHandler(func(r *http.Request) (*mcp.Server, error) {
-		built++
+	var built, released atomic.Int64
+	h := mcp.NewHTTPHandler(func(r *http.Request) (*mcp.Server, func(), error) {
+		built.Add(1)
 		s, err := l.Scope(r.Header.Get("X-Scope-Path"), ScopeOptions{})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		srv := NewMCPServer(s)
-		made.Store(srv, s)
-		return srv, nil
-	}, mcp.HTTPOptions{Release: func(r *http.Request, srv *mcp.Server) {
-		if s, ok := made.LoadAndDelete(srv); ok {
-			s.(*Scope).Destroy(r.Context())
-		}
-	}})
+		return NewMCPServer(s), func() {
+			released.Add(1)
+			s.Destroy(context.Background())
+		}, nil
+	}, mcp.HTTPOptions{})
 	post := func(i int) {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_directory","arguments":{"path":"."}}}`
 		if i%4 == 0 {
@@ -82,15 +79,13 @@ func TestLeakScopedHTTPRequests(t *testing.T) {
 	if n := l.scopes.len(); n != 0 {
 		t.Errorf("%d request scopes still registered", n)
 	}
-	n := 0
-	made.Range(func(any, any) bool { n++; return true })
-	if n != 0 {
-		t.Errorf("Release was not called for %d servers", n)
+	if b, r := built.Load(), released.Load(); r != b {
+		t.Errorf("%d servers built, %d released", b, r)
 	}
 
 	// Requests refused by the method, Accept or Content-Type checks never
 	// build a server.
-	built = 0
+	built.Store(0)
 	for _, req := range []*http.Request{
 		httptest.NewRequest(http.MethodGet, "/mcp", nil),
 		func() *http.Request {
@@ -108,8 +103,8 @@ func TestLeakScopedHTTPRequests(t *testing.T) {
 	} {
 		h.ServeHTTP(httptest.NewRecorder(), req)
 	}
-	if built != 0 {
-		t.Errorf("%d servers built for requests refused by the header checks", built)
+	if n := built.Load(); n != 0 {
+		t.Errorf("%d servers built for requests refused by the header checks", n)
 	}
 }
 

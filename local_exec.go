@@ -179,8 +179,8 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 
 // DefaultMaxOutputBytes is the cap on collected stdout when
 // LocalConfig.MaxOutputBytes is zero: 10 MiB. The MCP exec tool passes on
-// less (mcp.DefaultMaxExecOutputBytes), so that its result fits what MCP
-// clients accept in one message.
+// less (MCPServerOptions.MaxExecOutputBytes, 1 MiB by default), so that its
+// result fits what MCP clients accept in one message.
 const DefaultMaxOutputBytes = 10 << 20
 
 // outputCap is the effective cap on collected stdout.

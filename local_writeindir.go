@@ -7,17 +7,17 @@ import (
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
-// WriteInDir writes p as Write does, but only in the common case: p's
+// writeInDir writes p as Write does, but only in the common case: p's
 // directory exists and p is a regular file, or does not exist and its name
 // is ASCII. In any other case (a missing directory, a link, a directory or
 // any other entry at p, a non-ASCII name that may match an existing one in
 // another Unicode normal form) it reports false and changes nothing,
-// leaving the case to the caller's own rules. It implements
-// mcp.DirectWriter: write_file must not create directories and words each
+// leaving the case to the caller's own rules. It is write_file's fast path
+// (toolsWorkspace): write_file must not create directories and words each
 // of those cases as the official server does, through checks that cost
 // three walks of the path; measured at 32 concurrent 4 KiB writes, they
 // were a third of the daemon's CPU.
-func (l *Local) WriteInDir(ctx context.Context, p string, data []byte) (bool, error) {
+func (l *Local) writeInDir(ctx context.Context, p string, data []byte) (bool, error) {
 	r, _, rel, err := l.at(ctx, "write", p)
 	if err != nil || rel == "." {
 		return false, nil

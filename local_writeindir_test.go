@@ -33,7 +33,7 @@ func TestWriteInDir(t *testing.T) {
 		{"d/caf\u00e9", false},
 		{".", false},
 	} {
-		done, err := l.WriteInDir(ctx, tc.p, []byte("new"))
+		done, err := l.writeInDir(ctx, tc.p, []byte("new"))
 		if done != tc.done || err != nil {
 			t.Errorf("%s: done %v err %v, want done %v", tc.p, done, err, tc.done)
 		}
@@ -55,7 +55,7 @@ func TestWriteInDir(t *testing.T) {
 		t.Error("the link was replaced")
 	}
 	mustOK(t, l.Destroy(ctx))
-	if done, _ := l.WriteInDir(ctx, "d/f", []byte("x")); done {
+	if done, _ := l.writeInDir(ctx, "d/f", []byte("x")); done {
 		t.Error("wrote after Destroy")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbe/agent-backend/internal/procs"
+	"github.com/agentbe/agent-backend/internal/fstools"
 	"github.com/agentbe/agent-backend/mcp"
 )
 
@@ -20,23 +21,34 @@ const Version = "0.1.0"
 // the official filesystem server and, when b executes commands, exec (which
 // runs through b.Exec, so b's safety check and isolation apply). It has the
 // default options; see NewMCPServerWith.
-func NewMCPServer(b Backend) *mcp.Server { return NewMCPServerWith(b, mcp.ServerOptions{}) }
+func NewMCPServer(b Backend) *mcp.Server { return NewMCPServerWith(b, MCPServerOptions{}) }
 
-// NewMCPServerWith is NewMCPServer with opts: among other things a Logger,
-// an OnPanic hook for tool panics, a CallTimeout, and the bounds on the size
-// of every message and of exec's output (MaxMessageBytes,
-// MaxExecOutputBytes).
-func NewMCPServerWith(b Backend, opts mcp.ServerOptions) *mcp.Server {
-	var run mcp.ExecFunc
+// MCPServerOptions configures NewMCPServerWith: the protocol server's
+// options and the bound on exec's output. The zero value is the defaults.
+type MCPServerOptions struct {
+	// ServerOptions configures the server: among other things a Logger, an
+	// OnPanic hook for tool panics, a CallTimeout, and the bound on every
+	// message (MaxMessageBytes), within which the tools keep their results.
+	mcp.ServerOptions
+	// MaxExecOutputBytes bounds the text of an exec result, measured
+	// JSON-escaped (a control byte counts six); zero means 1 MiB. Longer
+	// output is cut on a UTF-8 boundary and ends with a note giving its
+	// full length. It is always kept within the message limit.
+	MaxExecOutputBytes int
+}
+
+// NewMCPServerWith is NewMCPServer with opts.
+func NewMCPServerWith(b Backend, opts MCPServerOptions) *mcp.Server {
+	var run fstools.ExecFunc
 	if Executes(b) {
-		run = func(ctx context.Context, command string, env map[string]string) (mcp.ExecResult, error) {
+		run = func(ctx context.Context, command string, env map[string]string) (fstools.ExecResult, error) {
 			out, err := b.Exec(ctx, command, ExecOptions{Env: env})
-			res := mcp.ExecResult{Stdout: out}
+			res := fstools.ExecResult{Stdout: out}
 			if xe := exitErrorOf(err); xe != nil {
-				res = mcp.ExecResult{Stdout: xe.Stdout, Stderr: xe.Stderr, ExitCode: xe.ExitCode}
+				res = fstools.ExecResult{Stdout: xe.Stdout, Stderr: xe.Stderr, ExitCode: xe.ExitCode}
 				err = nil
 			} else if err != nil {
-				return mcp.ExecResult{}, err
+				return fstools.ExecResult{}, err
 			}
 			// The tool cuts the output again, with a note of its own that
 			// gives the full length.
@@ -44,7 +56,8 @@ func NewMCPServerWith(b Backend, opts mcp.ServerOptions) *mcp.Server {
 			return res, nil
 		}
 	}
-	return mcp.NewSetServer(serverInfo, opts, mcp.WorkspaceToolSet(run != nil), mcp.WorkspaceHandler(b, run))
+	lim := fstools.Limits{MessageBytes: opts.MessageLimit(), ExecOutputBytes: opts.MaxExecOutputBytes}
+	return mcp.NewServer(serverInfo, opts.ServerOptions, fstools.Tools(run != nil), fstools.Handler(toolsWorkspace(b), run, lim))
 }
 
 var serverInfo = mcp.Implementation{Name: "agent-backend", Version: Version}
@@ -70,7 +83,7 @@ type MCPOptions struct {
 	// Server configures the in-process server (its message and exec output
 	// limits among others); the zero value is the defaults. It does not
 	// reach a Subprocess server or a Remote's daemon.
-	Server mcp.ServerOptions
+	Server MCPServerOptions
 }
 
 // MCPTransport returns a stream connected to an MCP server (newline-
@@ -302,7 +315,7 @@ const closeGrace = 2 * time.Second
 // serveInProcess connects a pipe to an MCP server on target running in this
 // process. Closing the returned end stops the server: its running calls are
 // cancelled and Close returns once it has stopped.
-func serveInProcess(target Backend, opts mcp.ServerOptions) io.ReadWriteCloser {
+func serveInProcess(target Backend, opts MCPServerOptions) io.ReadWriteCloser {
 	client, server := net.Pipe()
 	s := NewMCPServerWith(target, opts)
 	ctx, cancel := context.WithCancel(context.Background())

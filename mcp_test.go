@@ -131,7 +131,7 @@ func buildCLI(t *testing.T) string {
 func TestMCPExecOutputBounded(t *testing.T) {
 	ctx := context.Background()
 	l := newExecLocal(t, LocalConfig{})
-	c, err := MCPClient(ctx, l, MCPOptions{Server: mcp.ServerOptions{MaxExecOutputBytes: 64 << 10}})
+	c, err := MCPClient(ctx, l, MCPOptions{Server: MCPServerOptions{MaxExecOutputBytes: 64 << 10}})
 	mustOK(t, err)
 	text, isErr := callText(t, c, "exec", map[string]any{"command": "head -c 30000000 /dev/zero"})
 	if isErr || len(text) > 64<<10 || !strings.HasSuffix(text, "... [Output truncated. Full output was 30000000 bytes, showing first "+

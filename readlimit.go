@@ -7,12 +7,12 @@ import (
 	"strconv"
 
 	"github.com/agentbe/agent-backend/internal/readlimit"
-	"github.com/agentbe/agent-backend/mcp"
+	"github.com/agentbe/agent-backend/internal/fstools"
 )
 
 // DefaultMaxReadBytes is the whole-file read limit of a backend whose
 // MaxReadBytes is zero (64 MiB). It is also what the MCP file tools use.
-const DefaultMaxReadBytes = mcp.DefaultMaxReadBytes
+const DefaultMaxReadBytes = fstools.DefaultMaxReadBytes
 
 var (
 	// ErrTooLarge: a whole-file read (Read, FS's ReadFile, the MCP read

@@ -10,7 +10,7 @@ import (
 )
 
 // TestWriteReplaceKeepsMode: replacing a file (through Write and through
-// WriteInDir) keeps every permission bit the umask would have taken from a
+// writeInDir) keeps every permission bit the umask would have taken from a
 // new file, drops setuid/setgid, creates new files at 0644 minus the umask,
 // and leaves no temporary sibling behind.
 func TestWriteReplaceKeepsMode(t *testing.T) {
@@ -35,7 +35,7 @@ func testWriteReplaceKeepsMode(t *testing.T) {
 		if i%2 == 0 {
 			err = l.Write(ctx, p, []byte("new"))
 		} else {
-			_, err = l.WriteInDir(ctx, p, []byte("new"))
+			_, err = l.writeInDir(ctx, p, []byte("new"))
 		}
 		mustOK(t, err)
 	}
@@ -91,7 +91,7 @@ func testWriteThroughLinkedParent(t *testing.T) {
 	mustOK(t, os.Symlink("in", filepath.Join(root, "inlink")))
 	for _, p := range []string{"out/x", "rel/x"} {
 		_ = l.Write(ctx, p, []byte("escaped"))
-		_, _ = l.WriteInDir(ctx, p, []byte("escaped"))
+		_, _ = l.writeInDir(ctx, p, []byte("escaped"))
 	}
 	if names, _ := os.ReadDir(canary); len(names) != 0 {
 		t.Fatalf("the canary directory holds %v", names)

@@ -1,7 +1,7 @@
 package daemon
 
 import (
-	"context"
+	"errors"
 	"io"
 	"net/http"
 
@@ -31,26 +31,19 @@ func (s *Server) newACPHandler() (*acp.Handler, error) {
 	})
 }
 
-// acpBackend applies the static scope or the request's X-Scope-Path
-// (requestScopePath, as for /mcp). The scope is released by the acp
-// package: at the end of the request, or when the ACP instance started on
-// it ends.
+// acpBackend is requestBackend for /v1, its refusals worded as problem
+// details. The scope is released by the acp package: at the end of the
+// request, or when the ACP instance started on it ends.
 func (s *Server) acpBackend(r *http.Request) (agentbe.Backend, func(), error) {
-	scope, refused := s.requestScopePath(r)
-	if refused != nil {
+	b, release, err := s.requestBackend(r.Context(), r.Header.Get("X-Scope-Path"))
+	var refused *scopeRefusal
+	switch {
+	case errors.As(err, &refused):
 		return nil, nil, &acp.StatusError{Status: http.StatusBadRequest, Detail: refused.detail}
-	}
-	if scope == "" {
-		return s.local, nil, nil
-	}
-	sc, err := s.openScope(r.Context(), scope)
-	if err != nil {
-		if refused := openScopeRefusal(err); refused != nil {
-			return nil, nil, &acp.StatusError{Status: http.StatusBadRequest, Detail: refused.detail}
-		}
+	case err != nil:
 		return nil, nil, &acp.StatusError{Status: http.StatusInternalServerError, Detail: "the scope could not be opened"}
 	}
-	return sc, func() { sc.Destroy(context.Background()) }, nil
+	return b, release, nil
 }
 
 // requireBearer answers 401 to a request without "Authorization: Bearer

@@ -30,7 +30,7 @@ func BenchmarkMCPReadHTTP(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	bare := mcp.NewHTTPHandler(func(*http.Request) (*mcp.Server, error) { return agentbe.NewMCPServer(s.local), nil }, mcp.HTTPOptions{})
+	bare := mcp.NewHTTPHandler(func(*http.Request) (*mcp.Server, func(), error) { return agentbe.NewMCPServer(s.local), nil, nil }, mcp.HTTPOptions{})
 	for _, c := range []struct {
 		name string
 		h    http.Handler

@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
-	"github.com/agentbe/agent-backend/mcp"
+	"github.com/agentbe/agent-backend/internal/hostcheck"
 )
 
 // hostGuard refuses, with 403 and before any route runs (so before any
@@ -20,7 +19,7 @@ import (
 // working.
 //
 //   - On a loopback connection, Host and Origin (when present) must name a
-//     loopback host or one of Config.AllowedHosts (mcp.RebindingError, the
+//     loopback host or one of Config.AllowedHosts (hostcheck.Rebinding, the
 //     check of the official MCP SDK): a page whose name an attacker rebound
 //     to 127.0.0.1 sends its own name in both, and must not reach /ssh (a
 //     shell), /mcp or /v1.
@@ -49,8 +48,8 @@ func (s *Server) foreignRequest(r *http.Request) string {
 	if s.token.enabled {
 		return ""
 	}
-	if onLoopback(r) {
-		return mcp.RebindingError(r, s.allowedHosts)
+	if hostcheck.OnLoopback(r) {
+		return hostcheck.Rebinding(r, s.allowedHosts)
 	}
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)
@@ -88,20 +87,6 @@ func writeForbidden(w http.ResponseWriter, r *http.Request, msg string) {
 	default:
 		writeJSON(w, http.StatusForbidden, errorBody{"Forbidden", msg})
 	}
-}
-
-// onLoopback reports whether r arrived on a loopback address.
-func onLoopback(r *http.Request) bool {
-	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if la == nil {
-		return false
-	}
-	host, _, err := net.SplitHostPort(la.String())
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // logRefused logs, at Info, a request refused before its route ran, with

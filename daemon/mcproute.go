@@ -1,8 +1,8 @@
 package daemon
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -12,37 +12,23 @@ import (
 	"github.com/agentbe/agent-backend/mcp"
 )
 
-// requestScope carries the scope created for one MCP request from the
-// server factory back to the route, which destroys it once the handler has
-// answered: nothing is kept between requests.
-type requestScope struct{ scope *agentbe.Scope }
-
-type requestScopeKey struct{}
-
 // mcpRoute returns the /mcp handler: the mcp package's stateless Streamable
 // HTTP transport with a fresh Server per request, built by newMCPServer.
 func (s *Server) mcpRoute() http.Handler {
 	h := mcp.NewHTTPHandler(s.newMCPServer, mcp.HTTPOptions{
 		MaxBodyBytes: s.cfg.MaxBodyBytes,
-		AllowedHosts: s.cfg.AllowedHosts,
 		Logger:       s.cfg.Logger,
+		// hostGuard has applied the daemon's Host/Origin rule (which, with
+		// a token, lets a client behind a local reverse proxy forwarding
+		// another Host through).
+		DisableHostCheck: true,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		holder := &requestScope{}
-		ctx := context.WithValue(r.Context(), requestScopeKey{}, holder)
-		// hostGuard has applied the daemon's Host/Origin rule (which,
-		// with a token, lets a client behind a local reverse proxy
-		// forwarding another Host through): the mcp handler's own check,
-		// which only runs for requests on a loopback address, is off.
-		ctx = context.WithValue(ctx, http.LocalAddrContextKey, nil)
 		rc := http.NewResponseController(w)
 		if rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout)) == nil {
 			r.Body = &bodyDeadline{ReadCloser: r.Body, lift: func() { rc.SetReadDeadline(time.Time{}) }}
 		}
-		h.ServeHTTP(w, r.WithContext(ctx))
-		if holder.scope != nil {
-			holder.scope.Destroy(context.Background())
-		}
+		h.ServeHTTP(w, r)
 	})
 }
 
@@ -66,39 +52,32 @@ func (b *bodyDeadline) Read(p []byte) (int, error) {
 }
 
 // newMCPServer authenticates and validates one request and returns the MCP
-// server for it: on the workspace, or on a scope of it created for this
-// request only.
-func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, error) {
+// server for it, on the backend requestBackend gives it (the workspace, or
+// a scope of it made for this request only, which release destroys once
+// the handler has answered: nothing is kept between requests).
+func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
 	if !s.token.header(r) {
-		return nil, httpErr(http.StatusUnauthorized, "Unauthorized", "Invalid or missing authentication token")
+		return nil, nil, httpErr(http.StatusUnauthorized, "Unauthorized", "Invalid or missing authentication token")
 	}
 	if want, ok := r.Header["X-Root-Dir"]; ok && len(want) > 0 && want[0] != "undefined" {
 		if !s.rootMatches(want[0]) {
-			return nil, httpErr(http.StatusForbidden, "Root directory mismatch",
+			return nil, nil, httpErr(http.StatusForbidden, "Root directory mismatch",
 				"Server is configured for "+s.rootDir+", not "+want[0])
 		}
 	}
-	scope, refused := s.requestScopePath(r)
-	if refused != nil {
-		return nil, httpErr(http.StatusBadRequest, refused.title, refused.detail)
-	}
-	if scope == "" {
-		return agentbe.NewMCPServerWith(s.local, s.mcpOptions()), nil
-	}
-	sc, err := s.openScope(r.Context(), scope)
+	b, release, err := s.requestBackend(r.Context(), r.Header.Get("X-Scope-Path"))
 	if err != nil {
-		return nil, scopeError(err)
+		return nil, nil, scopeError(err)
 	}
-	if holder, ok := r.Context().Value(requestScopeKey{}).(*requestScope); ok {
-		holder.scope = sc
-	}
-	return agentbe.NewMCPServerWith(sc, s.mcpOptions()), nil
+	return agentbe.NewMCPServerWith(b, s.mcpOptions()), release, nil
 }
 
 // mcpOptions are the options of the MCP servers of /mcp: a tool's panic
 // is logged and counted like every panic the daemon recovers.
-func (s *Server) mcpOptions() mcp.ServerOptions {
-	return mcp.ServerOptions{OnPanic: func(tool string, v any) { s.panics.recovered("MCP tool "+tool, v) }}
+func (s *Server) mcpOptions() agentbe.MCPServerOptions {
+	return agentbe.MCPServerOptions{ServerOptions: mcp.ServerOptions{
+		OnPanic: func(tool string, v any) { s.panics.recovered("MCP tool "+tool, v) },
+	}}
 }
 
 // rootMatches compares an X-Root-Dir value with the configured root;
@@ -116,11 +95,11 @@ func trimSlashes(p string) string {
 	return t
 }
 
-// scopeError maps a scope that cannot be used to 400 when the scope path
-// is at fault (it leaves the workspace, goes through a symbolic link, or
-// names something that is not a directory); other failures stay 500.
+// scopeError answers a scope refusal with 400 and its title and detail;
+// other failures stay 500.
 func scopeError(err error) error {
-	if refused := openScopeRefusal(err); refused != nil {
+	var refused *scopeRefusal
+	if errors.As(err, &refused) {
 		return httpErr(http.StatusBadRequest, refused.title, refused.detail)
 	}
 	return err

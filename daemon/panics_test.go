@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -70,20 +69,13 @@ func TestSSHPanicsRecoveredLoggedCounted(t *testing.T) {
 // panic to the daemon, which logs it with its stack and counts it.
 func TestMCPToolPanicLoggedCounted(t *testing.T) {
 	d := startDaemon(t, Config{DisableSSHWS: true})
-	for _, scope := range []string{"", "team"} {
-		req := httptest.NewRequest("POST", "/mcp", nil)
-		if scope != "" {
-			req.Header.Set("X-Scope-Path", scope)
-		}
-		srv, err := d.newMCPServer(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.AddTool(mcp.Tool{Name: "boom", InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(context.Context, json.RawMessage) (*mcp.CallToolResult, error) { panic("tool boom") })
+	boom := mcp.NewToolSet(mcp.Tool{Name: "boom", InputSchema: json.RawMessage(`{"type":"object"}`)})
+	for range 2 {
+		srv := mcp.NewServer(mcp.Implementation{Name: "t", Version: "1"}, d.mcpOptions().ServerOptions, boom,
+			func(context.Context, mcp.ToolCall) (*mcp.CallToolResult, error) { panic("tool boom") })
 		out := srv.HandleBytes(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"boom"}}`))
 		if !strings.Contains(string(out), "Internal error: tool boom panicked") {
-			t.Fatalf("scope %q: %s", scope, out)
+			t.Fatal(string(out))
 		}
 	}
 	if n := d.RecoveredPanics(); n != 2 {

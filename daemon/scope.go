@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"net/http"
 	"path"
 	"strconv"
 	"strings"
@@ -101,23 +100,56 @@ func usableScopeName(seg string) bool {
 	return !unicode.IsSpace(first) && !unicode.IsSpace(last)
 }
 
-// scopeRefusal is an X-Scope-Path the daemon answers with 400: it
-// conflicts with the static scope, or it fails NormalizeScopePath.
+// requestBackend is the one place that decides what a request works on:
+// the daemon's workspace, or the scope of it the request is confined to.
+// The static scope (Config.ScopePath) confines every request of every
+// route; without one, an HTTP request may name its own (header, the value
+// of X-Scope-Path; "" for none, and always "" for SSH), and no scope means
+// the whole workspace. A scope is opened for this request alone, with its
+// directory made, without following links (every route expects it to
+// exist); release, never nil, lets go of it once the request is done.
+//
+// An error the request caused (a scope conflicting with the static one, an
+// invalid path, a link or a file where the scope's directory should be) is
+// a *scopeRefusal, which each route answers in its own words; any other
+// error is the daemon's own failure.
+func (s *Server) requestBackend(ctx context.Context, header string) (b agentbe.Backend, release func(), err error) {
+	scope, refused := s.requestScopePath(header)
+	if refused != nil {
+		return nil, nil, refused
+	}
+	if scope == "" {
+		return s.local, func() {}, nil
+	}
+	sc, err := s.openScope(ctx, scope)
+	if err != nil {
+		if refused := openScopeRefusal(err); refused != nil {
+			return nil, nil, refused
+		}
+		return nil, nil, err
+	}
+	return sc, func() { sc.Destroy(context.Background()) }, nil
+}
+
+// scopeRefusal is a scope the daemon refuses a request (400 over HTTP):
+// it conflicts with the static scope, fails NormalizeScopePath, or names
+// something that is not a directory of the workspace.
 type scopeRefusal struct{ title, detail string }
 
+func (r *scopeRefusal) Error() string { return r.detail }
+
 // requestScopePath returns the scope a request works in: the static scope,
-// or the request's X-Scope-Path normalized. "" is the whole workspace. /mcp
-// and /v1 share it and differ only in how they word a refusal.
-func (s *Server) requestScopePath(r *http.Request) (string, *scopeRefusal) {
-	dyn := r.Header.Get("X-Scope-Path")
-	if dyn == "" {
+// or the request's X-Scope-Path (header) normalized. "" is the whole
+// workspace.
+func (s *Server) requestScopePath(header string) (string, *scopeRefusal) {
+	if header == "" {
 		return s.staticScope, nil
 	}
 	if s.staticScope != "" || s.cfg.ScopePath != "" {
 		return "", &scopeRefusal{"Scope conflict", "Server was started with static scope '" + s.cfg.ScopePath +
-			"', but request also specified scope '" + dyn + "'. Use one or the other, not both."}
+			"', but request also specified scope '" + header + "'. Use one or the other, not both."}
 	}
-	norm, err := NormalizeScopePath(dyn)
+	norm, err := NormalizeScopePath(header)
 	if err != nil {
 		return "", &scopeRefusal{"Invalid scope path", err.Error()}
 	}
@@ -125,9 +157,10 @@ func (s *Server) requestScopePath(r *http.Request) (string, *scopeRefusal) {
 }
 
 // openScope creates the scope of one request and its directory: the MCP
-// tools and the file API expect it to exist (a new file's parent must),
-// and the library's scope creates it on its first write only. The caller
-// destroys the scope when the request is done; on error nothing is left.
+// tools, the file API and SFTP expect it to exist (a new file's parent
+// must), and the library's scope creates it on its first write only. The
+// caller destroys the scope when the request is done; on error nothing is
+// left.
 func (s *Server) openScope(ctx context.Context, scope string) (*agentbe.Scope, error) {
 	sc, err := s.local.Scope(scope, agentbe.ScopeOptions{})
 	if err != nil {

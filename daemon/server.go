@@ -16,7 +16,8 @@ import (
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
 	"github.com/agentbe/agent-backend/internal/wsnet"
-	"github.com/agentbe/agent-backend/mcp"
+
+	"github.com/agentbe/agent-backend/internal/hostcheck"
 )
 
 // Server is a running daemon's state: the workspace backend, the HTTP
@@ -33,7 +34,7 @@ type Server struct {
 	ws          *wsRegistry
 	sshd        *sshdProcess
 	acp         *acp.Handler
-	// allowedHosts is Config.AllowedHosts as mcp.RebindingError compares
+	// allowedHosts is Config.AllowedHosts as hostcheck.Rebinding compares
 	// them.
 	allowedHosts []string
 	panics       *panicLog
@@ -69,7 +70,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
-		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: mcp.NormalizeHosts(cfg.AllowedHosts),
+		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: hostcheck.Normalize(cfg.AllowedHosts),
 		panics: &panicLog{log: cfg.Logger}}
 	s.ready = newReadiness(s.rootDir, local, cfg.Logger)
 	if !cfg.DisableSSHWS {

@@ -212,7 +212,7 @@ func (ss *session) replied(req *ssh.Request) bool { return req == ss.startReq }
 // (or exit-signal) is always sent before the channel is closed.
 func (ss *session) run(kind, arg string, pty *ptyRequest) {
 	ss.s.hook("run " + kind)
-	b, release, err := ss.s.sessionBackend()
+	b, release, err := ss.s.requestBackend(ss.ctx, "")
 	if err != nil {
 		ss.fail(err)
 		return
@@ -220,7 +220,7 @@ func (ss *session) run(kind, arg string, pty *ptyRequest) {
 	defer release()
 	switch kind {
 	case "subsystem":
-		err := ss.s.serveSFTP(ss.ctx, ss.ch)
+		err := ss.s.serveSFTP(ss.ctx, ss.ch, b)
 		code := 0
 		if err != nil {
 			code = 1
@@ -332,19 +332,6 @@ func (ss *session) finish(code int, sig string) {
 		ss.ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{uint32(code)}))
 	}
 	ss.ch.Close()
-}
-
-// sessionBackend is the backend SSH commands run on: the workspace, or a
-// scope of it (made for this session only) under a static scope.
-func (s *Server) sessionBackend() (agentbe.Backend, func(), error) {
-	if s.staticScope == "" {
-		return s.local, func() {}, nil
-	}
-	sc, err := s.local.Scope(s.staticScope, agentbe.ScopeOptions{})
-	if err != nil {
-		return nil, nil, err
-	}
-	return sc, func() { sc.Destroy(context.Background()) }, nil
 }
 
 // shellCommand is what a shell request runs: the resolved shell, replacing

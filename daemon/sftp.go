@@ -7,15 +7,20 @@ import (
 	"os"
 	"syscall"
 
+	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/internal/wspath"
 	"github.com/agentbe/agent-backend/sftpjail"
 )
 
-// serveSFTP runs the jailed SFTP server on rw, on the workspace root or,
-// under a static scope, on the scope directory. It ends when the client
+// serveSFTP runs the jailed SFTP server on rw, on the directory of b (the
+// session's backend: the workspace, or its scope). It ends when the client
 // ends the session or ctx is done.
-func (s *Server) serveSFTP(ctx context.Context, rw io.ReadWriteCloser) error {
-	root, host, err := s.openSFTPRoot()
+func (s *Server) serveSFTP(ctx context.Context, rw io.ReadWriteCloser, b agentbe.Backend) error {
+	scope := ""
+	if sc, ok := b.(*agentbe.Scope); ok {
+		scope = sc.Path()
+	}
+	root, host, err := s.openSFTPRoot(scope)
 	if err != nil {
 		return err
 	}
@@ -29,18 +34,19 @@ func (s *Server) serveSFTP(ctx context.Context, rw io.ReadWriteCloser) error {
 // symbolic link.
 var errScopeLink = errors.New("daemon: the scope directory is reached through a symbolic link")
 
-// openSFTPRoot opens the workspace root, then, under a static scope, the
-// scope directory below it without following links, creating missing
-// directories (wspath.MkdirNoFollow, the walk the library's scopes take).
-func (s *Server) openSFTPRoot() (*os.Root, string, error) {
+// openSFTPRoot opens the workspace root, then walks down scope one
+// directory at a time without following links (each element is lstat'ed,
+// opened, and checked to be the same directory), creating missing ones,
+// like the library's scopes do.
+func (s *Server) openSFTPRoot(scope string) (*os.Root, string, error) {
 	root, err := os.OpenRoot(s.rootDir)
 	if err != nil {
 		return nil, "", err
 	}
-	if s.staticScope == "" || s.staticScope == "." {
+	if scope == "" || scope == "." {
 		return root, s.rootDir, nil
 	}
-	sub, err := wspath.MkdirNoFollow(root, s.staticScope, 0o755)
+	sub, err := wspath.MkdirNoFollow(root, scope, 0o755)
 	root.Close()
 	if errors.Is(err, wspath.ErrLink) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, "", errScopeLink
@@ -48,5 +54,5 @@ func (s *Server) openSFTPRoot() (*os.Root, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return sub, wspath.Join(s.rootDir, s.staticScope), nil
+	return sub, wspath.Join(s.rootDir, scope), nil
 }

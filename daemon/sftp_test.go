@@ -32,7 +32,7 @@ func TestSFTPRootRefusesLinkedScope(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			root, _, err := s.openSFTPRoot()
+			root, _, err := s.openSFTPRoot(s.staticScope)
 			if err == nil {
 				root.Close()
 			}
@@ -53,7 +53,7 @@ func TestSFTPRootRefusesLinkedScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	root, host, err := s.openSFTPRoot()
+	root, host, err := s.openSFTPRoot(s.staticScope)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 // ErrClosed is returned by a Client after Close or after its connection
@@ -186,7 +188,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 			return nil, fmt.Errorf("mcp: encoding arguments of %s: %w", name, err)
 		}
 	}
-	b := appendString([]byte(`{"name":`), name)
+	b := jsonraw.AppendString([]byte(`{"name":`), name)
 	if rawArgs != nil {
 		b = append(b, `,"arguments":`...)
 		b = append(b, rawArgs...)
@@ -199,9 +201,9 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	return &res, nil
 }
 
-// Close ends the connection: for a command client it closes the child's
-// stdin and waits for it to exit (killing it after a grace period). Calls
-// in flight fail with ErrClosed. Close is idempotent.
+// Close ends the connection: a stream client closes its stream and waits
+// for its reader to stop; an HTTP client runs HTTPClientOptions.OnClose.
+// Calls in flight fail with ErrClosed. Close is idempotent.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil

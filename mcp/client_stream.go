@@ -6,67 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"sync"
-	"time"
 
 	"encoding/json"
 )
 
 // NewStreamClient returns a Client speaking newline-delimited JSON-RPC over
-// rwc (the MCP stdio transport). Close closes rwc.
+// rwc: the MCP stdio transport, to a child process (its stdout to read,
+// its stdin to write; Close then closes rwc, which should close the
+// child's stdin and reap it) or to any stream. Close closes rwc.
 func NewStreamClient(rwc io.ReadWriteCloser, opts ClientOptions) *Client {
 	return newClient(newStreamTransport(rwc, rwc, rwc.Close), opts)
-}
-
-// commandCloseTimeout is how long Close waits for a command client's child
-// to exit after its stdin was closed before killing it.
-var commandCloseTimeout = 5 * time.Second
-
-// NewCommandClient starts cmd and returns a Client talking MCP over its
-// stdin and stdout. cmd.Stdin and cmd.Stdout must be nil; cmd.Stderr is
-// left as the caller set it. Close closes the child's stdin, waits up to
-// commandCloseTimeout for it to exit, then kills it; the child is always
-// reaped.
-func NewCommandClient(cmd *exec.Cmd, opts ClientOptions) (*Client, error) {
-	if cmd.Stdin != nil || cmd.Stdout != nil {
-		return nil, errors.New("mcp: NewCommandClient: cmd.Stdin and cmd.Stdout must be nil")
-	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		stdin.Close()
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("mcp: starting %s: %w", cmd.Path, err)
-	}
-	waitDone := make(chan error, 1)
-	go func() { waitDone <- cmd.Wait() }()
-	closeFn := func() error {
-		stdin.Close()
-		select {
-		case err := <-waitDone:
-			return exitErr(err)
-		case <-time.After(commandCloseTimeout):
-			cmd.Process.Kill()
-			<-waitDone
-			return nil
-		}
-	}
-	return newClient(newStreamTransport(stdout, stdin, closeFn), opts), nil
-}
-
-// exitErr drops the errors a child gets for being stopped by Close.
-func exitErr(err error) error {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return nil
-	}
-	return err
 }
 
 type streamTransport struct {

@@ -34,12 +34,12 @@ func clientFactories(t *testing.T, newSrv func() *Server) map[string]func() *Cli
 		},
 		"inprocess": func() *Client { return NewInProcessClient(newSrv(), ClientOptions{}) },
 		"http": func() *Client {
-			ts := httptest.NewServer(NewHTTPHandler(func(*http.Request) (*Server, error) { return newSrv(), nil }, HTTPOptions{}))
+			ts := httptest.NewServer(NewHTTPHandler(func(*http.Request) (*Server, func(), error) { return newSrv(), nil, nil }, HTTPOptions{}))
 			t.Cleanup(ts.Close)
 			return NewHTTPClient(ts.URL, HTTPClientOptions{})
 		},
 		"http-sse": func() *Client {
-			h := NewHTTPHandler(func(*http.Request) (*Server, error) { return newSrv(), nil }, HTTPOptions{})
+			h := NewHTTPHandler(func(*http.Request) (*Server, func(), error) { return newSrv(), nil, nil }, HTTPOptions{})
 			// Force SSE answers by narrowing the Accept header on the way in.
 			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				r.Header.Set("Accept", "text/event-stream")
@@ -52,7 +52,7 @@ func clientFactories(t *testing.T, newSrv func() *Server) map[string]func() *Cli
 }
 
 func TestClientTransports(t *testing.T) {
-	for name, mk := range clientFactories(t, protoServer) {
+	for name, mk := range clientFactories(t, func() *Server { return protoServer() }) {
 		t.Run(name, func(t *testing.T) {
 			base := runtime.NumGoroutine()
 			c := mk()
@@ -109,8 +109,7 @@ func TestClientCancelSendsNotification(t *testing.T) {
 	cancelled := make(chan struct{}, 4)
 	started := make(chan struct{}, 4)
 	newSrv := func() *Server {
-		s := protoServer()
-		s.AddTool(Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
+		s := protoServer(testTool{Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
 			started <- struct{}{}
 			select {
 			case <-ctx.Done():
@@ -119,7 +118,7 @@ func TestClientCancelSendsNotification(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				return TextResult("done"), nil
 			}
-		})
+		}})
 		return s
 	}
 	for name, mk := range clientFactories(t, newSrv) {

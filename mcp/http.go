@@ -10,10 +10,13 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
+
+	"github.com/agentbe/agent-backend/internal/hostcheck"
 )
 
 // DefaultMaxBodyBytes is the request body limit of the HTTP handler when
@@ -35,6 +38,10 @@ type HTTPOptions struct {
 	// loopback names localhost, 127.0.0.1 and ::1 are always accepted.
 	// Requests that arrive on a non-loopback address are not checked.
 	AllowedHosts []string
+	// DisableHostCheck turns that DNS-rebinding check off. Set it only
+	// when a wrapping handler applies its own Host and Origin rule to every
+	// request first, as the agentbe daemon's guard does for every route.
+	DisableHostCheck bool
 	// CancelKey groups in-flight requests for notifications/cancelled. A
 	// stateless client sends the cancellation in a separate POST, so the
 	// handler keeps a process-wide table of running requests keyed by
@@ -44,14 +51,20 @@ type HTTPOptions struct {
 	CancelKey func(r *http.Request) string
 	// Logger receives transport errors. nil discards them.
 	Logger *slog.Logger
-	// Release, when set, is called once for every Server the factory
-	// returned, with the request it was built for, after the handler is
-	// done with it: the response is written and every call of the request
-	// has returned, whatever the outcome. A factory that makes resources
-	// per request (an agentbe Scope for an X-Scope-Path header) frees them
-	// here, so nothing outlives the request.
-	Release func(r *http.Request, s *Server)
 }
+
+// ServerFactory returns the Server that answers one request of the HTTP
+// handler, built for that request (on its headers, its tenant, its
+// scope), and the function that releases what it made for it, or nil.
+// The handler calls release once it is done with the Server: the response
+// is written and every call of the request has returned, whatever the
+// outcome (a release returned with an error is called too). A factory that
+// makes resources per request (an agentbe Scope for an X-Scope-Path
+// header) frees them there, so nothing outlives the request.
+//
+// An *HTTPError refuses the request with its status and body; any other
+// error is answered 500.
+type ServerFactory func(r *http.Request) (s *Server, release func(), err error)
 
 // HTTPError is an error the server factory of NewHTTPHandler returns to
 // answer a request itself: the handler replies with Status and Body encoded
@@ -80,15 +93,13 @@ func (e *HTTPError) Error() string {
 //     messages in a batch → 400, all with the official SDK's JSON-RPC error
 //     bodies;
 //   - on a loopback listener, a Host or Origin naming another host → 403
-//     (DNS-rebinding protection).
+//     (DNS-rebinding protection; see HTTPOptions.DisableHostCheck).
 //
-// If newServer returns an *HTTPError, its status and body are sent; any
-// other error gives 500. newServer runs after the DNS-rebinding, method,
-// Accept and Content-Type checks (requests that fail them never build a
-// Server) and before the body is read, so authentication and request
-// validation can live there or in a wrapping handler. HTTPOptions.Release
-// frees what newServer made for the request.
-func NewHTTPHandler(newServer func(r *http.Request) (*Server, error), opts HTTPOptions) http.Handler {
+// newServer runs after the DNS-rebinding, method, Accept and Content-Type
+// checks (requests that fail them never build a Server) and before the
+// body is read, so authentication and request validation can live there or
+// in a wrapping handler; see ServerFactory.
+func NewHTTPHandler(newServer ServerFactory, opts HTTPOptions) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -96,24 +107,11 @@ func NewHTTPHandler(newServer func(r *http.Request) (*Server, error), opts HTTPO
 		opts.CancelKey = defaultCancelKey
 	}
 	return &httpHandler{newServer: newServer, opts: opts, running: make(map[string][]*runningCall),
-		allowed: NormalizeHosts(opts.AllowedHosts)}
+		allowed: hostcheck.Normalize(opts.AllowedHosts)}
 }
-
-// NormalizeHosts puts host names in the form RebindingError compares:
-// lower case, without IPv6 brackets.
-func NormalizeHosts(hosts []string) []string {
-	out := make([]string, len(hosts))
-	for i, h := range hosts {
-		out[i] = normalizeHost(h)
-	}
-	return out
-}
-
-// normalizeHost is one name of NormalizeHosts.
-func normalizeHost(h string) string { return strings.ToLower(strings.Trim(h, "[]")) }
 
 type httpHandler struct {
-	newServer func(r *http.Request) (*Server, error)
+	newServer ServerFactory
 	opts      HTTPOptions
 	allowed   []string
 
@@ -143,7 +141,7 @@ func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if msg := h.rebindingError(r); msg != "" {
+	if msg := h.rebinding(r); msg != "" {
 		writeJSONRPCError(w, http.StatusForbidden, -32000, msg)
 		return
 	}
@@ -161,9 +159,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONRPCError(w, http.StatusUnsupportedMediaType, -32000, "Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
-	srv, err := h.newServer(r)
-	if srv != nil && h.opts.Release != nil {
-		defer h.opts.Release(r, srv)
+	srv, release, err := h.newServer(r)
+	if release != nil {
+		defer release()
 	}
 	if err != nil {
 		var he *HTTPError
@@ -351,7 +349,7 @@ func (h *httpHandler) run(ctx context.Context, srv *Server, key string, m *Messa
 	if m.Method != "tools/call" {
 		return srv.Handle(ctx, m)
 	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, transportCancelsKey{}, true))
+	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	full := key + "\x00" + idKey(m.ID)
 	rc := &runningCall{cancel: cancel}
@@ -374,7 +372,7 @@ func (h *httpHandler) run(ctx context.Context, srv *Server, key string, m *Messa
 		}
 		h.mu.Unlock()
 	}()
-	return srv.Handle(ctx, m)
+	return srv.handle(ctx, m, transportCancels)
 }
 
 func (h *httpHandler) cancel(key string, id json.RawMessage) {
@@ -403,7 +401,7 @@ func decodeHTTPMessages(body []byte) (msgs []*Message, status, code int, msg str
 	if isBatch(body) {
 		var elems []json.RawMessage
 		if json.Unmarshal(body, &elems) != nil {
-			if !validJSON(body) {
+			if !jsonraw.Valid(body) {
 				return nil, http.StatusBadRequest, CodeParseError, notJSON
 			}
 			return nil, http.StatusBadRequest, CodeParseError, invalid
@@ -519,63 +517,10 @@ func isJSONContentType(ct string) bool {
 	return err == nil && mt == "application/json"
 }
 
-// rebindingError returns the SDK's 403 message when the request arrived on
-// a loopback listener but its Host or Origin names another host.
-func (h *httpHandler) rebindingError(r *http.Request) string { return RebindingError(r, h.allowed) }
-
-// RebindingError reports why r must be refused as a DNS-rebinding attempt
-// (a web page whose name now resolves to 127.0.0.1): it arrived on a
-// loopback listener, but its Host or Origin names neither a loopback host
-// nor one of allowed (names as NormalizeHosts gives them). "" lets it through,
-// as it does every request that arrived on another address.
-func RebindingError(r *http.Request, allowed []string) string {
-	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if la == nil || !isLoopbackAddr(la) {
+// rebinding is the DNS-rebinding check unless it is disabled.
+func (h *httpHandler) rebinding(r *http.Request) string {
+	if h.opts.DisableHostCheck {
 		return ""
 	}
-	if !hostAllowed(hostname(r.Host), allowed) {
-		return "Invalid Host header: " + r.Host
-	}
-	if origin := r.Header.Get("Origin"); origin != "" {
-		u, err := url.Parse(origin)
-		if err != nil || !hostAllowed(strings.ToLower(u.Hostname()), allowed) {
-			return "Invalid Origin header: " + origin
-		}
-	}
-	return ""
-}
-
-func isLoopbackAddr(a net.Addr) bool {
-	switch a := a.(type) {
-	case *net.TCPAddr:
-		return a.IP.IsLoopback()
-	}
-	host, _, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func hostname(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return normalizeHost(h)
-	}
-	return normalizeHost(hostport)
-}
-
-func hostAllowed(name string, allowed []string) bool {
-	if name == "localhost" {
-		return true
-	}
-	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
-		return true
-	}
-	for _, a := range allowed {
-		if a == name {
-			return true
-		}
-	}
-	return false
+	return hostcheck.Rebinding(r, h.allowed)
 }

@@ -6,24 +6,19 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-func newTestHTTP(t *testing.T, opts HTTPOptions, mod func(*Server)) *httptest.Server {
+func newTestHTTP(t *testing.T, opts HTTPOptions, extra ...testTool) *httptest.Server {
 	t.Helper()
-	h := NewHTTPHandler(func(r *http.Request) (*Server, error) {
+	h := NewHTTPHandler(func(r *http.Request) (*Server, func(), error) {
 		if r.Header.Get("X-Scope-Path") == "../x" {
-			return nil, &HTTPError{Status: 400, Body: map[string]string{"error": "Invalid scope path", "message": "Scope path must not contain path traversal sequences"}}
+			return nil, nil, &HTTPError{Status: 400, Body: map[string]string{"error": "Invalid scope path", "message": "Scope path must not contain path traversal sequences"}}
 		}
-		s := protoServer()
-		if mod != nil {
-			mod(s)
-		}
-		return s, nil
+		return protoServer(extra...), nil, nil
 	}, opts)
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
@@ -93,7 +88,7 @@ func sdkErr(code int, msg string) string {
 }
 
 func TestHTTPHandler(t *testing.T) {
-	ts := newTestHTTP(t, HTTPOptions{MaxBodyBytes: 1024}, nil)
+	ts := newTestHTTP(t, HTTPOptions{MaxBodyBytes: 1024})
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	cases := []httpCase{
 		{name: "ping json", body: ping, wantStatus: 200, wantCT: "application/json", wantBody: `{"jsonrpc":"2.0","id":1,"result":{}}`},
@@ -144,14 +139,22 @@ func TestHTTPHandler(t *testing.T) {
 }
 
 func TestHTTPBatchLimit(t *testing.T) {
-	ts := newTestHTTP(t, HTTPOptions{}, nil)
+	ts := newTestHTTP(t, HTTPOptions{})
 	body := "[" + strings.TrimSuffix(strings.Repeat(`{"jsonrpc":"2.0","method":"n"},`, 101), ",") + "]"
 	doHTTP(t, ts, httpCase{body: body, wantStatus: 400, wantBody: sdkErr(-32600, "Invalid Request: Batch must not exceed 100 messages")})
 }
 
 func TestHTTPAllowedHosts(t *testing.T) {
-	ts := newTestHTTP(t, HTTPOptions{AllowedHosts: []string{"agentbe.internal"}}, nil)
+	ts := newTestHTTP(t, HTTPOptions{AllowedHosts: []string{"agentbe.internal"}})
 	doHTTP(t, ts, httpCase{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, header: map[string]string{"Host": "agentbe.internal:80"}, wantStatus: 200})
+}
+
+// TestHTTPDisableHostCheck: with the check left to a wrapping handler, a
+// foreign Host and Origin on a loopback listener reach the server.
+func TestHTTPDisableHostCheck(t *testing.T) {
+	ts := newTestHTTP(t, HTTPOptions{DisableHostCheck: true})
+	doHTTP(t, ts, httpCase{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		header: map[string]string{"Host": "evil.example.com", "Origin": "http://evil.example.com"}, wantStatus: 200})
 }
 
 // TestHTTPCancelAcrossRequests cancels a running tools/call with a
@@ -159,18 +162,16 @@ func TestHTTPAllowedHosts(t *testing.T) {
 func TestHTTPCancelAcrossRequests(t *testing.T) {
 	var cancelled atomic.Int32
 	started := make(chan struct{}, 1)
-	ts := newTestHTTP(t, HTTPOptions{}, func(s *Server) {
-		s.AddTool(Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
-			started <- struct{}{}
-			select {
-			case <-ctx.Done():
-				cancelled.Add(1)
-				return nil, ctx.Err()
-			case <-time.After(30 * time.Second):
-				return TextResult("done"), nil
-			}
-		})
-	})
+	ts := newTestHTTP(t, HTTPOptions{}, testTool{Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			cancelled.Add(1)
+			return nil, ctx.Err()
+		case <-time.After(30 * time.Second):
+			return TextResult("done"), nil
+		}
+	}})
 	post := func(body, auth string) *http.Response {
 		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -225,14 +226,12 @@ func TestHTTPCancelAcrossRequests(t *testing.T) {
 func TestHTTPClientDisconnectCancels(t *testing.T) {
 	gotCancel := make(chan struct{})
 	started := make(chan struct{})
-	ts := newTestHTTP(t, HTTPOptions{}, func(s *Server) {
-		s.AddTool(Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
-			close(started)
-			<-ctx.Done()
-			close(gotCancel)
-			return nil, ctx.Err()
-		})
-	})
+	ts := newTestHTTP(t, HTTPOptions{}, testTool{Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
+		close(started)
+		<-ctx.Done()
+		close(gotCancel)
+		return nil, ctx.Err()
+	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`))
 	req.Header.Set("Content-Type", "application/json")
@@ -271,9 +270,13 @@ func TestParseAccept(t *testing.T) {
 }
 
 func TestHTTPFactoryFailures(t *testing.T) {
-	for name, f := range map[string]func(*http.Request) (*Server, error){
-		"nil server":  func(*http.Request) (*Server, error) { return nil, nil },
-		"plain error": func(*http.Request) (*Server, error) { return nil, io.ErrUnexpectedEOF },
+	released := 0
+	for name, f := range map[string]ServerFactory{
+		"nil server":  func(*http.Request) (*Server, func(), error) { return nil, nil, nil },
+		"plain error": func(*http.Request) (*Server, func(), error) { return nil, nil, io.ErrUnexpectedEOF },
+		"error with release": func(*http.Request) (*Server, func(), error) {
+			return nil, func() { released++ }, io.ErrUnexpectedEOF
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ts := httptest.NewServer(NewHTTPHandler(f, HTTPOptions{}))
@@ -282,18 +285,38 @@ func TestHTTPFactoryFailures(t *testing.T) {
 				wantBody: sdkErr(CodeInternalError, "Internal server error")})
 		})
 	}
+	if released != 1 {
+		t.Errorf("the release returned with an error ran %d times", released)
+	}
 }
 
-// TestNormalizeHosts: configured names and a request's Host compare in one
-// form, lower case without IPv6 brackets.
-func TestNormalizeHosts(t *testing.T) {
-	got := NormalizeHosts([]string{"Agentbe.Example", "[::1]", "[FE80::1]"})
-	if want := []string{"agentbe.example", "::1", "fe80::1"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("NormalizeHosts: %q", got)
+// TestHTTPTransportOwnsCancellation: the HTTP transport cancels its calls
+// from its own table (a cancellation arrives in another POST, to another
+// Server), so the Server it made for the request keeps no table of its
+// own; a Server used directly keeps one while the call runs.
+func TestHTTPTransportOwnsCancellation(t *testing.T) {
+	var srv *Server
+	inflight := -1
+	probe := testTool{Tool{Name: "probe"}, func(context.Context, json.RawMessage) (*CallToolResult, error) {
+		srv.mu.Lock()
+		inflight = len(srv.inflight)
+		srv.mu.Unlock()
+		return TextResult("ok"), nil
+	}}
+	h := NewHTTPHandler(func(*http.Request) (*Server, func(), error) {
+		srv = protoServer(probe)
+		return srv, nil, nil
+	}, HTTPOptions{})
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"probe"}}`
+	doHTTP(t, ts, httpCase{body: call, wantStatus: 200, contains: `"text":"ok"`})
+	if inflight != 0 || srv.inflight != nil {
+		t.Errorf("over HTTP the Server tracked the call itself (%d entries while it ran)", inflight)
 	}
-	for in, want := range map[string]string{"Agentbe.Example:8080": "agentbe.example", "[FE80::1]:80": "fe80::1", "HOST": "host"} {
-		if got := hostname(in); got != want {
-			t.Errorf("hostname(%q) = %q, want %q", in, got, want)
-		}
+	srv = protoServer(probe)
+	srv.HandleBytes(context.Background(), []byte(call))
+	if inflight != 1 {
+		t.Errorf("Handle: %d entries in the Server's table while the call ran, want 1", inflight)
 	}
 }

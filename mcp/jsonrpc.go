@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 // JSON-RPC 2.0 error codes.
@@ -83,7 +85,7 @@ var (
 // Member names are matched case-sensitively; unknown members are ignored.
 func DecodeMessage(data []byte) (*Message, error) {
 	data = bytes.TrimSpace(data)
-	if !validJSON(data) {
+	if !jsonraw.Valid(data) {
 		return nil, ErrParse
 	}
 	if len(data) == 0 || data[0] != '{' {
@@ -142,7 +144,7 @@ func appendError(b []byte, id json.RawMessage, code int, msg string, data json.R
 	b = append(b, `,"error":{"code":`...)
 	b = strconv.AppendInt(b, int64(code), 10)
 	b = append(b, `,"message":`...)
-	b = appendString(b, msg)
+	b = jsonraw.AppendString(b, msg)
 	if len(data) > 0 {
 		b = append(b, `,"data":`...)
 		b = append(b, data...)
@@ -159,7 +161,7 @@ func EncodeRequest(id json.RawMessage, method string, params any) ([]byte, error
 		b = append(b, id...)
 	}
 	b = append(b, `,"method":`...)
-	b = appendString(b, method)
+	b = jsonraw.AppendString(b, method)
 	if params != nil {
 		raw, err := marshalParams(params)
 		if err != nil {

@@ -5,82 +5,33 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
-	"unicode/utf8"
-	"unsafe"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Like JSON.stringify it escapes
-// only '"', '\\' and control characters; invalid UTF-8 becomes U+FFFD the
-// way encoding/json does it, so the output is always valid JSON.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if i += plainPrefix(bytesOf(s[i:]), true); i >= len(s) {
-			break
-		}
-		c := s[i] // '"', '\\', a control byte or the start of a multi-byte rune
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
 
 // appendContent appends one content item.
 func appendContent(b []byte, c *Content) []byte {
 	b = append(b, `{"type":`...)
-	b = appendString(b, c.Type)
+	b = jsonraw.AppendString(b, c.Type)
 	if c.Text != "" || c.Type == "text" {
 		b = append(b, `,"text":`...)
-		b = appendString(b, c.Text)
+		b = jsonraw.AppendString(b, c.Text)
 	}
 	if c.Data != "" || c.Type == "image" || c.Type == "audio" {
 		b = append(b, `,"data":`...)
-		b = appendString(b, c.Data)
+		b = jsonraw.AppendString(b, c.Data)
 	}
 	if c.MimeType != "" {
 		b = append(b, `,"mimeType":`...)
-		b = appendString(b, c.MimeType)
+		b = jsonraw.AppendString(b, c.MimeType)
 	}
 	if c.Resource != nil {
 		r := c.Resource
 		b = append(b, `,"resource":{"uri":`...)
-		b = appendString(b, r.URI)
+		b = jsonraw.AppendString(b, r.URI)
 		if r.MimeType != "" {
 			b = append(b, `,"mimeType":`...)
-			b = appendString(b, r.MimeType)
+			b = jsonraw.AppendString(b, r.MimeType)
 		}
 		// An empty resource is text or blob by its MIME type: MCP needs
 		// one of the two members, and the official filesystem server sends
@@ -88,11 +39,11 @@ func appendContent(b []byte, c *Content) []byte {
 		emptyText := r.Text == "" && r.Blob == "" && strings.HasPrefix(r.MimeType, "text/")
 		if r.Text != "" || emptyText {
 			b = append(b, `,"text":`...)
-			b = appendString(b, r.Text)
+			b = jsonraw.AppendString(b, r.Text)
 		}
 		if r.Blob != "" || (r.Text == "" && !emptyText) {
 			b = append(b, `,"blob":`...)
-			b = appendString(b, r.Blob)
+			b = jsonraw.AppendString(b, r.Blob)
 		}
 		b = append(b, '}')
 	}
@@ -115,7 +66,7 @@ func appendCallToolResult(b []byte, r *CallToolResult) ([]byte, error) {
 		if i == 0 && c.Type == "text" && c.Data == "" && c.MimeType == "" && c.Resource == nil {
 			b = append(b, `{"type":"text","text":`...)
 			textStart = len(b)
-			b = appendString(b, c.Text)
+			b = jsonraw.AppendString(b, c.Text)
 			textEnd = len(b)
 			b = append(b, '}')
 			continue
@@ -153,7 +104,7 @@ func appendStructured(b []byte, r *CallToolResult, textStart, textEnd int) ([]by
 func appendAny(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case string:
-		return appendString(b, v), nil
+		return jsonraw.AppendString(b, v), nil
 	case json.RawMessage:
 		if len(v) == 0 {
 			return append(b, "null"...), nil
@@ -163,9 +114,9 @@ func appendAny(b []byte, v any) ([]byte, error) {
 		if len(v) == 1 {
 			for k, s := range v {
 				b = append(b, '{')
-				b = appendString(b, k)
+				b = jsonraw.AppendString(b, k)
 				b = append(b, ':')
-				b = appendString(b, s)
+				b = jsonraw.AppendString(b, s)
 				return append(b, '}'), nil
 			}
 		}
@@ -179,9 +130,9 @@ func appendAny(b []byte, v any) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jsonraw.AppendString(b, k)
 			b = append(b, ':')
-			b = appendString(b, v[k])
+			b = jsonraw.AppendString(b, v[k])
 		}
 		return append(b, '}'), nil
 	}
@@ -193,6 +144,3 @@ func appendAny(b []byte, v any) ([]byte, error) {
 	}
 	return append(b, bytes.TrimRight(buf.Bytes(), "\n")...), nil
 }
-
-// bytesOf is s's bytes without a copy, for read-only scans.
-func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

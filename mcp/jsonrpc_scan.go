@@ -3,120 +3,9 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
-
-// A small scanner for the top level of JSON-RPC messages. DecodeMessage
-// validates the whole input with validJSON first (a fast, reflection-free
-// pass) and then slices out the members it needs; strings are decoded by
-// unquote, and only error objects go through encoding/json.
-// Unlike encoding/json, member names match case-sensitively, as they do in
-// the official (zod-based) SDK.
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && isSpace(data[i]) {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at data[i]=='"'
-// (data is known to be valid JSON, so only quotes and backslashes matter):
-// it jumps from quote to quote with bytes.IndexByte, and a quote ends the
-// string unless an odd run of backslashes precedes it.
-func skipString(data []byte, i int) int {
-	for i++; i < len(data); i++ {
-		q := bytes.IndexByte(data[i:], '"')
-		if q < 0 {
-			break
-		}
-		i += q
-		n := 0
-		for n < i && data[i-1-n] == '\\' {
-			n++
-		}
-		if n%2 == 0 {
-			return i + 1
-		}
-	}
-	return len(data)
-}
-
-// skipValue returns the index after the JSON value starting at data[i]
-// (data is known to be valid JSON).
-func skipValue(data []byte, i int) int {
-	if i >= len(data) {
-		return i
-	}
-	switch data[i] {
-	case '"':
-		return skipString(data, i)
-	case '{', '[':
-		depth := 0
-		for i < len(data) {
-			switch data[i] {
-			case '"':
-				i = skipString(data, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	default:
-		for i < len(data) {
-			switch data[i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
-			}
-			i++
-		}
-		return i
-	}
-}
-
-// scanObject calls fn with each member of the valid JSON object data: the
-// decoded name (aliasing data when it has no escapes) and the raw value,
-// whitespace trimmed. It returns false if data is not an object.
-func scanObject(data []byte, fn func(key, val []byte)) bool {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
-	}
-	i = skipSpace(data, i+1)
-	for i < len(data) && data[i] == '"' {
-		end := skipString(data, i)
-		key, ok := unquote(data[i:end])
-		if !ok {
-			return false
-		}
-		i = skipSpace(data, end)
-		if i >= len(data) || data[i] != ':' {
-			return false
-		}
-		i = skipSpace(data, i+1)
-		vend := skipValue(data, i)
-		fn(key, data[i:vend])
-		i = skipSpace(data, vend)
-		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
-	}
-	return true
-}
-
-// jsonString is unquote returning a string.
-func jsonString(raw []byte) (string, bool) {
-	b, ok := unquote(raw)
-	return string(b), ok
-}
 
 // internMethod returns the method names this package serves without
 // allocating.
@@ -148,7 +37,7 @@ func decodeFast(data []byte) (*Message, error) {
 		errRaw              []byte
 		hasJSONRPC, badType bool
 	)
-	ok := scanObject(data, func(key, val []byte) {
+	ok := jsonraw.ScanObject(data, func(key, val []byte) {
 		switch string(key) {
 		case "jsonrpc":
 			jsonrpc, hasJSONRPC = val, true
@@ -172,7 +61,7 @@ func decodeFast(data []byte) (*Message, error) {
 	}
 	var version []byte
 	if hasJSONRPC {
-		v, ok := unquote(jsonrpc)
+		v, ok := jsonraw.Unquote(jsonrpc)
 		if !ok {
 			badType = true
 		}
@@ -180,7 +69,7 @@ func decodeFast(data []byte) (*Message, error) {
 	}
 	hasMethod := false
 	if method != nil && !bytes.Equal(method, jsonNull) {
-		b, ok := unquote(method)
+		b, ok := jsonraw.Unquote(method)
 		if !ok {
 			badType = true
 		}

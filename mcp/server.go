@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 // Protocol versions this package speaks, newest first. A client asking for
@@ -51,19 +53,13 @@ type ServerOptions struct {
 	CallTimeout time.Duration
 	// MaxMessageBytes bounds every message the Server sends (one response,
 	// or the array answering a batch); zero means DefaultMaxMessageBytes,
-	// and a value below 64 KiB is raised to 64 KiB. The tools keep their
-	// results within it (exec truncates its output; a read that would not
-	// fit fails with an error that names the limit and says how to read
-	// less), and a response that would still exceed it is replaced, never
+	// and a value below 64 KiB is raised to 64 KiB (MessageLimit). Tools
+	// keep their results within it (agentbe's file tools fail a read that
+	// would not fit with an error that says how to read less; exec cuts its
+	// output), and a response that would still exceed it is replaced, never
 	// sent: a tools/call result by an error result, anything else by a
 	// JSON-RPC internal error.
 	MaxMessageBytes int
-	// MaxExecOutputBytes bounds the text of an exec result, measured
-	// JSON-escaped (a control byte counts six); zero means
-	// DefaultMaxExecOutputBytes. Longer output is cut on a UTF-8 boundary
-	// and ends with a note giving its full length. It is always kept
-	// within MaxMessageBytes.
-	MaxExecOutputBytes int
 }
 
 // Server is a transport-free MCP dispatcher: it turns one decoded JSON-RPC
@@ -71,29 +67,35 @@ type ServerOptions struct {
 // tools/list and tools/call, and honours notifications/cancelled for
 // requests it is running. It keeps no per-client session state, so one
 // Server may serve many connections, and a fresh one per HTTP request is
-// cheap (cheapest made from a shared ToolSet with NewSetServer).
+// cheap: one allocation, the tools' definitions being shared in a ToolSet.
 //
-// AddTool must not be called concurrently with Handle.
+// Its tools and options are fixed by NewServer; it is safe for concurrent
+// use.
 type Server struct {
 	info Implementation
 	opts ServerOptions
-
-	set    *ToolSet
-	shared bool // set belongs to others too: AddTool copies it first
-	// Exactly one of call and handlers serves the set's tools: call for a
-	// Server made by NewSetServer, handlers (parallel to set.tools) once
-	// AddTool has been used.
-	call     SetHandler
-	handlers []ToolHandler
+	set  *ToolSet
+	call ToolHandler
 
 	mu       sync.Mutex
 	inflight map[string]*inflightCall
 }
 
-// transportCancelsKey marks a context whose transport cancels the call
-// itself (the HTTP handler's process-wide table), so the Server need not
-// track it for notifications/cancelled.
-type transportCancelsKey struct{}
+// cancelOwner says who cancels a running tools/call when the client sends
+// notifications/cancelled for it.
+type cancelOwner uint8
+
+const (
+	// serverCancels: the Server keeps the call in its own table, where a
+	// notifications/cancelled handled by the same Server finds it (Handle,
+	// HandleBytes, and so the in-process client and stdio batches).
+	serverCancels cancelOwner = iota
+	// transportCancels: the transport registered the call before reading
+	// on and cancels the call's context itself (stdio in the Server's
+	// table, before the next line is read; Streamable HTTP in its
+	// process-wide table, since the cancellation comes in another POST).
+	transportCancels
+)
 
 type inflightCall struct {
 	cancel context.CancelCauseFunc
@@ -103,47 +105,22 @@ type inflightCall struct {
 // cancelled with notifications/cancelled.
 var errCancelledByClient = errors.New("mcp: request cancelled by client")
 
-// NewServer returns a Server announcing itself as info, with no tools yet.
-func NewServer(info Implementation, opts ServerOptions) *Server {
-	return &Server{info: info, opts: opts, set: &ToolSet{}}
-}
+// emptyToolSet is what a Server made with a nil ToolSet offers.
+var emptyToolSet = &ToolSet{}
 
-// NewSetServer returns a Server announcing itself as info and offering the
-// tools of ts, each call served by h with the tool's index in ts. ts is
-// shared, not copied. A nil ts or h panics.
-func NewSetServer(info Implementation, opts ServerOptions, ts *ToolSet, h SetHandler) *Server {
-	if ts == nil || h == nil {
-		panic("mcp: NewSetServer with nil ToolSet or handler")
+// NewServer returns a Server that announces itself as info and offers the
+// tools of tools, every tools/call of one of them served by h. tools is
+// shared, not copied: a daemon makes its ToolSet once and a Server per
+// request, binding h to that request's state. A nil tools offers no tools;
+// h may be nil only then.
+func NewServer(info Implementation, opts ServerOptions, tools *ToolSet, h ToolHandler) *Server {
+	if tools == nil {
+		tools = emptyToolSet
 	}
-	return &Server{info: info, opts: opts, set: ts, shared: true, call: h}
-}
-
-// AddTool registers a tool, replacing an earlier one of the same name (its
-// position in tools/list is kept). A nil handler panics. On a Server made
-// by NewSetServer the shared ToolSet is left alone: the Server takes a
-// private copy first.
-func (s *Server) AddTool(t Tool, h ToolHandler) {
-	if h == nil {
-		panic("mcp: AddTool with nil handler")
+	if h == nil && tools.Len() > 0 {
+		panic("mcp: NewServer with tools and a nil handler")
 	}
-	if s.shared {
-		s.set, s.shared = s.set.clone(), false
-	}
-	if s.call != nil {
-		call := s.call
-		s.handlers = make([]ToolHandler, len(s.set.tools), len(s.set.tools)+1)
-		for i := range s.handlers {
-			s.handlers[i] = func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
-				return call(ctx, i, args)
-			}
-		}
-		s.call = nil
-	}
-	if i := s.set.put(t); i < len(s.handlers) {
-		s.handlers[i] = h
-	} else {
-		s.handlers = append(s.handlers, h)
-	}
+	return &Server{info: info, opts: opts, set: tools, call: h}
 }
 
 // Tools returns the registered tool definitions in tools/list order.
@@ -215,7 +192,7 @@ func (s *Server) HandleBytes(ctx context.Context, data []byte) []byte {
 // while it is over, the largest response is replaced by a JSON-RPC error
 // saying so (each response alone is already within the limit).
 func (s *Server) fitBatch(resps [][]byte, ids []json.RawMessage) {
-	limit := limitsOf(&s.opts).message
+	limit := s.opts.MessageLimit()
 	total := 1 // '[' and ']', with the commas counted one per response
 	for _, r := range resps {
 		if r != nil {
@@ -262,8 +239,15 @@ func (s *Server) handleDecoded(ctx context.Context, m *Message, err error) []byt
 // one must carry a valid JSON ID) and returns its encoded response,
 // or nil for notifications, responses and requests the client cancelled
 // (MCP says a cancelled request gets no response). ctx bounds the request:
-// when it is done the running tool's context is cancelled too.
+// when it is done the running tool's context is cancelled too. While a
+// tools/call runs, a notifications/cancelled naming its id, passed to
+// Handle of the same Server, cancels it.
 func (s *Server) Handle(ctx context.Context, m *Message) []byte {
+	return s.handle(ctx, m, serverCancels)
+}
+
+// handle is Handle with the cancellation of a tools/call owned by owner.
+func (s *Server) handle(ctx context.Context, m *Message, owner cancelOwner) []byte {
 	if m == nil || m.IsResponse() {
 		return nil // we never send requests, so responses are stray
 	}
@@ -273,14 +257,14 @@ func (s *Server) Handle(ctx context.Context, m *Message) []byte {
 		}
 		return nil
 	}
-	return s.fit(m.ID, s.dispatch(ctx, m))
+	return s.fit(m.ID, s.dispatch(ctx, m, owner))
 }
 
 // fit returns resp, or when it is over the message limit a JSON-RPC error
 // in its place (with id null when even that would not fit: a request whose
 // id alone is that large).
 func (s *Server) fit(id json.RawMessage, resp []byte) []byte {
-	limit := limitsOf(&s.opts).message
+	limit := s.opts.MessageLimit()
 	if len(resp) <= limit {
 		return resp
 	}
@@ -295,7 +279,7 @@ func (s *Server) fit(id json.RawMessage, resp []byte) []byte {
 }
 
 // dispatch answers a request.
-func (s *Server) dispatch(ctx context.Context, m *Message) []byte {
+func (s *Server) dispatch(ctx context.Context, m *Message, owner cancelOwner) []byte {
 	switch m.Method {
 	case "initialize":
 		return s.initialize(m)
@@ -305,7 +289,7 @@ func (s *Server) dispatch(ctx context.Context, m *Message) []byte {
 		list := s.set.listResult()
 		return appendResponse(make([]byte, 0, len(list)+64), m.ID, list)
 	case "tools/call":
-		return s.callTool(ctx, m)
+		return s.callTool(ctx, m, owner)
 	}
 	return appendError(nil, m.ID, CodeMethodNotFound, "Method not found", nil)
 }
@@ -317,16 +301,16 @@ func paramsObject(m *Message) bool {
 	if len(p) == 0 || p[0] != '{' {
 		return false
 	}
-	return m.validated || validJSON(p)
+	return m.validated || jsonraw.Valid(p)
 }
 
 func (s *Server) initialize(m *Message) []byte {
 	var version string
 	hasVersion := false
 	if paramsObject(m) {
-		scanObject(m.Params, func(k, v []byte) {
+		jsonraw.ScanObject(m.Params, func(k, v []byte) {
 			if string(k) == "protocolVersion" {
-				version, hasVersion = jsonString(v)
+				version, hasVersion = jsonraw.String(v)
 			}
 		})
 	}
@@ -340,34 +324,34 @@ func (s *Server) initialize(m *Message) []byte {
 	b := append(make([]byte, 0, 192), `{"jsonrpc":"2.0","id":`...)
 	b = append(b, m.ID...)
 	b = append(b, `,"result":{"protocolVersion":`...)
-	b = appendString(b, v)
+	b = jsonraw.AppendString(b, v)
 	b = append(b, `,"capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":`...)
-	b = appendString(b, s.info.Name)
+	b = jsonraw.AppendString(b, s.info.Name)
 	if s.info.Title != "" {
 		b = append(b, `,"title":`...)
-		b = appendString(b, s.info.Title)
+		b = jsonraw.AppendString(b, s.info.Title)
 	}
 	b = append(b, `,"version":`...)
-	b = appendString(b, s.info.Version)
+	b = jsonraw.AppendString(b, s.info.Version)
 	b = append(b, '}')
 	if s.opts.Instructions != "" {
 		b = append(b, `,"instructions":`...)
-		b = appendString(b, s.opts.Instructions)
+		b = jsonraw.AppendString(b, s.opts.Instructions)
 	}
 	return append(b, `}}`...)
 }
 
-func (s *Server) callTool(ctx context.Context, m *Message) []byte {
+func (s *Server) callTool(ctx context.Context, m *Message, owner cancelOwner) []byte {
 	var (
 		name    []byte
 		hasName bool
 		args    []byte
 	)
 	if paramsObject(m) {
-		scanObject(m.Params, func(k, v []byte) {
+		jsonraw.ScanObject(m.Params, func(k, v []byte) {
 			switch string(k) {
 			case "name":
-				name, hasName = unquote(v)
+				name, hasName = jsonraw.Unquote(v)
 			case "arguments":
 				args = v
 			}
@@ -388,7 +372,7 @@ func (s *Server) callTool(ctx context.Context, m *Message) []byte {
 	if i < 0 {
 		res = ErrorResult("MCP error -32602: Tool " + string(name) + " not found")
 	} else {
-		if ctx.Value(transportCancelsKey{}) != nil {
+		if owner == transportCancels {
 			res = s.runTool(ctx, i, args)
 		} else {
 			callCtx, cancel := context.WithCancelCause(ctx)
@@ -416,7 +400,7 @@ func (s *Server) callTool(ctx context.Context, m *Message) []byte {
 		b, _ = appendCallToolResult(b, ErrorResult("Internal error: result of tool "+string(name)+" cannot be encoded: "+err.Error()))
 	}
 	b = append(b, '}')
-	if limit := limitsOf(&s.opts).message; len(b) > limit {
+	if limit := s.opts.MessageLimit(); len(b) > limit {
 		s.logf("mcp: result of tool too large", "tool", string(name), "bytes", len(b), "limit", limit)
 		n := len(b)
 		releaseResponse(b)
@@ -449,16 +433,7 @@ func (s *Server) runTool(ctx context.Context, i int, args json.RawMessage) (res 
 		ctx, cancel = context.WithTimeout(ctx, s.opts.CallTimeout)
 		defer cancel()
 	}
-	if s.opts.MaxMessageBytes != 0 || s.opts.MaxExecOutputBytes != 0 {
-		ctx = context.WithValue(ctx, limitsKey{}, limitsOf(&s.opts))
-	}
-	var r *CallToolResult
-	var err error
-	if s.call != nil {
-		r, err = s.call(ctx, i, args)
-	} else {
-		r, err = s.handlers[i](ctx, args)
-	}
+	r, err := s.call(ctx, ToolCall{Index: i, Name: s.set.tools[i].Name, Arguments: args})
 	if err != nil {
 		return ErrorResult(err.Error())
 	}

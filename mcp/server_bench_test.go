@@ -27,13 +27,10 @@ func benchServer(tb testing.TB) func() *Server {
 	if err := json.Unmarshal(raw, &golden); err != nil {
 		tb.Fatal(err)
 	}
-	h := func(context.Context, json.RawMessage) (*CallToolResult, error) { return TextResult(bench1KiB), nil }
+	h := func(context.Context, ToolCall) (*CallToolResult, error) { return TextResult(bench1KiB), nil }
+	tools := NewToolSet(golden.Tools...)
 	return func() *Server {
-		s := NewServer(Implementation{Name: "agent-backend", Version: "0"}, ServerOptions{})
-		for _, t := range golden.Tools {
-			s.AddTool(t, h)
-		}
-		return s
+		return NewServer(Implementation{Name: "agent-backend", Version: "0"}, ServerOptions{}, tools, h)
 	}
 }
 
@@ -67,7 +64,7 @@ func BenchmarkDispatchFreshServerToolsCall(b *testing.B) {
 }
 
 // BenchmarkDispatchFreshServerToolsList: tools/list on a new Server per
-// request (encodings come from the process-wide cache).
+// request (the ToolSet's list is encoded once).
 func BenchmarkDispatchFreshServerToolsList(b *testing.B) {
 	mk := benchServer(b)
 	msg := []byte(benchList)
@@ -81,7 +78,7 @@ func BenchmarkDispatchFreshServerToolsList(b *testing.B) {
 
 func benchHTTP(b *testing.B, body string) {
 	mk := benchServer(b)
-	h := NewHTTPHandler(func(*http.Request) (*Server, error) { return mk(), nil }, HTTPOptions{})
+	h := NewHTTPHandler(func(*http.Request) (*Server, func(), error) { return mk(), nil, nil }, HTTPOptions{})
 	b.ReportAllocs()
 	for b.Loop() {
 		req := httptest.NewRequest("POST", "/mcp", bytes.NewReader([]byte(body)))

@@ -10,22 +10,24 @@ import (
 	"github.com/agentbe/agent-backend/mcp"
 )
 
+// greeterTools are the tools of greeter, defined once.
+var greeterTools = mcp.NewToolSet(mcp.Tool{
+	Name:        "greet",
+	Description: "Greets someone.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+})
+
 func greeter() *mcp.Server {
-	s := mcp.NewServer(mcp.Implementation{Name: "example", Version: "1.0.0"}, mcp.ServerOptions{})
-	s.AddTool(mcp.Tool{
-		Name:        "greet",
-		Description: "Greets someone.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
-	}, func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
-		var a struct {
-			Name string `json:"name"`
-		}
-		if err := json.Unmarshal(args, &a); err != nil || a.Name == "" {
-			return mcp.InvalidArgumentsResult("greet", "name is required"), nil
-		}
-		return mcp.TextResult("Hello, " + a.Name + "!"), nil
-	})
-	return s
+	return mcp.NewServer(mcp.Implementation{Name: "example", Version: "1.0.0"}, mcp.ServerOptions{}, greeterTools,
+		func(ctx context.Context, call mcp.ToolCall) (*mcp.CallToolResult, error) {
+			var a struct {
+				Name string `json:"name"`
+			}
+			if err := json.Unmarshal(call.Arguments, &a); err != nil || a.Name == "" {
+				return mcp.InvalidArgumentsResult(call.Name, "name is required"), nil
+			}
+			return mcp.TextResult("Hello, " + a.Name + "!"), nil
+		})
 }
 
 // The dispatcher works on raw messages, without any transport.
@@ -39,14 +41,15 @@ func ExampleServer_HandleBytes() {
 }
 
 // A stateless Streamable HTTP endpoint builds a Server per request; the
-// factory may refuse a request with an *mcp.HTTPError.
+// factory may refuse a request with an *mcp.HTTPError, and returns what
+// releases the request's resources (nothing here).
 func ExampleNewHTTPHandler() {
-	h := mcp.NewHTTPHandler(func(r *http.Request) (*mcp.Server, error) {
+	h := mcp.NewHTTPHandler(func(r *http.Request) (*mcp.Server, func(), error) {
 		if r.Header.Get("Authorization") != "Bearer secret" {
-			return nil, &mcp.HTTPError{Status: http.StatusUnauthorized,
+			return nil, nil, &mcp.HTTPError{Status: http.StatusUnauthorized,
 				Body: map[string]string{"error": "Unauthorized", "message": "Invalid or missing authentication token"}}
 		}
-		return greeter(), nil
+		return greeter(), nil, nil
 	}, mcp.HTTPOptions{})
 	ts := httptest.NewServer(h)
 	defer ts.Close()
@@ -80,17 +83,17 @@ func ExampleNewInProcessClient() {
 }
 
 // A daemon serving many workspaces prepares its tool definitions once and
-// binds them per request: NewSetServer shares the ToolSet, and the
-// SetHandler receives the index of the tool called.
-func ExampleNewSetServer() {
+// binds them per request: NewServer shares the ToolSet, and the handler
+// receives the tool called (its name and its index in the set).
+func ExampleNewServer() {
 	tools := mcp.NewToolSet(
 		mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		mcp.Tool{Name: "shout", InputSchema: json.RawMessage(`{"type":"object"}`)},
 	)
 	serverFor := func(user string) *mcp.Server {
-		return mcp.NewSetServer(mcp.Implementation{Name: "example", Version: "1.0.0"}, mcp.ServerOptions{}, tools,
-			func(ctx context.Context, i int, args json.RawMessage) (*mcp.CallToolResult, error) {
-				if i == tools.Index("shout") {
+		return mcp.NewServer(mcp.Implementation{Name: "example", Version: "1.0.0"}, mcp.ServerOptions{}, tools,
+			func(ctx context.Context, call mcp.ToolCall) (*mcp.CallToolResult, error) {
+				if call.Name == "shout" {
 					return mcp.TextResult("HI, " + user), nil
 				}
 				return mcp.TextResult(user), nil

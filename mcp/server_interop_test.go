@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,15 +115,12 @@ func TestSDKInteropHTTP(t *testing.T) {
 	runSDKClient(t, "--http", startHTTPTestServer(t, bin))
 }
 
-// TestCommandClient drives the test server as a child process with the Go
-// client and checks Close reaps it.
-func TestCommandClient(t *testing.T) {
+// TestStreamClientChild drives the test server as a child process with
+// the Go stream client and checks Close reaps it.
+func TestStreamClientChild(t *testing.T) {
 	bin := buildTestServer(t)
 	cmd := exec.Command(bin, "-stdio")
-	c, err := NewCommandClient(cmd, ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := NewStreamClient(startChild(t, cmd), ClientOptions{})
 	ctx := context.Background()
 	if _, err := c.Initialize(ctx); err != nil {
 		t.Fatal(err)
@@ -156,4 +154,38 @@ func TestCommandClient(t *testing.T) {
 	if cmd.ProcessState == nil {
 		t.Fatal("child not reaped")
 	}
+}
+
+// childStream is a child's stdio as one stream: Close closes its stdin and
+// waits for it to exit.
+type childStream struct {
+	io.ReadCloser  // the child's stdout
+	io.WriteCloser // the child's stdin
+	cmd            *exec.Cmd
+}
+
+func (c *childStream) Close() error {
+	c.WriteCloser.Close()
+	err := c.cmd.Wait()
+	if _, exited := err.(*exec.ExitError); exited {
+		return nil // stopped by the closed stdin, however it reports that
+	}
+	return err
+}
+
+// startChild starts cmd with its stdin and stdout as one stream.
+func startChild(t *testing.T, cmd *exec.Cmd) *childStream {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return &childStream{ReadCloser: stdout, WriteCloser: stdin, cmd: cmd}
 }

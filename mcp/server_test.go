@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// protoServer returns a Server with the dummy tools the protocol tests use.
-func protoServer() *Server {
-	s := NewServer(Implementation{Name: "agent-backend", Version: "1.2.3"}, ServerOptions{})
-	s.AddTool(Tool{Name: "echo", Description: "Echo.", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
-		func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
+// protoServer returns a Server with the dummy tools the protocol tests use,
+// and extra.
+func protoServer(extra ...testTool) *Server {
+	return testServer(Implementation{Name: "agent-backend", Version: "1.2.3"}, ServerOptions{}, append([]testTool{
+		testTool{Tool{Name: "echo", Description: "Echo.", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}, func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
 			var a struct {
 				Text string `json:"text"`
 			}
@@ -27,27 +27,23 @@ func protoServer() *Server {
 				}
 			}
 			return TextResult(a.Text), nil
-		})
-	s.AddTool(Tool{Name: "fail", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
+		}},
+		testTool{Tool{Name: "fail", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
 			return nil, errors.New("it failed")
-		})
-	s.AddTool(Tool{Name: "panic", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
+		}},
+		testTool{Tool{Name: "panic", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
 			panic("boom")
-		})
-	s.AddTool(Tool{Name: "nil", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
+		}},
+		testTool{Tool{Name: "nil", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
 			return nil, nil
-		})
-	s.AddTool(Tool{Name: "args", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
+		}},
+		testTool{Tool{Name: "args", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
 			if args == nil {
 				return TextResult("<nil>"), nil
 			}
 			return TextResult(string(args)), nil
-		})
-	return s
+		}},
+	}, extra...)...)
 }
 
 // jsonEqual compares two JSON texts structurally.
@@ -153,7 +149,7 @@ func TestInitializeGolden(t *testing.T) {
 	if len(variants) < 5 {
 		t.Fatalf("golden has %d variants", len(variants))
 	}
-	s := NewServer(Implementation{Name: "secure-filesystem-server", Version: "0.2.0"}, ServerOptions{})
+	s := NewServer(Implementation{Name: "secure-filesystem-server", Version: "0.2.0"}, ServerOptions{}, nil, nil)
 	for _, v := range variants {
 		in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + v.Requested + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 		jsonEqual(t, s.HandleBytes(context.Background(), []byte(in)), `{"jsonrpc":"2.0","id":0,"result":`+string(v.Result)+`}`)
@@ -161,13 +157,14 @@ func TestInitializeGolden(t *testing.T) {
 	in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-10-07","capabilities":{}}}`
 	jsonEqual(t, s.HandleBytes(context.Background(), []byte(in)),
 		`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-10-07","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"secure-filesystem-server","version":"0.2.0"}}}`)
-	s2 := NewServer(Implementation{Name: "n", Title: "T", Version: "v"}, ServerOptions{Instructions: "be nice"})
+	s2 := NewServer(Implementation{Name: "n", Title: "T", Version: "v"}, ServerOptions{Instructions: "be nice"}, nil, nil)
 	jsonEqual(t, s2.HandleBytes(context.Background(), []byte(in)),
 		`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-10-07","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"n","title":"T","version":"v"},"instructions":"be nice"}}`)
 }
 
 // TestToolsListGolden registers the reference tool definitions and checks
-// tools/list reproduces them exactly (including twice, via the cache).
+// tools/list reproduces them exactly (twice: the second answer is the
+// ToolSet's stored one).
 func TestToolsListGolden(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("testdata", "proto_tools-list.json"))
 	if err != nil {
@@ -179,52 +176,25 @@ func TestToolsListGolden(t *testing.T) {
 	if err := json.Unmarshal(raw, &golden); err != nil {
 		t.Fatal(err)
 	}
+	s := NewServer(Implementation{Name: "x", Version: "1"}, ServerOptions{}, NewToolSet(golden.Tools...),
+		func(context.Context, ToolCall) (*CallToolResult, error) { return nil, nil })
 	for round := 0; round < 2; round++ {
-		s := NewServer(Implementation{Name: "x", Version: "1"}, ServerOptions{})
-		for _, tl := range golden.Tools {
-			s.AddTool(tl, func(context.Context, json.RawMessage) (*CallToolResult, error) { return nil, nil })
-		}
 		out := s.HandleBytes(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 		jsonEqual(t, out, `{"jsonrpc":"2.0","id":1,"result":`+string(raw)+`}`)
-	}
-	// A changed definition under the same name is not served from the cache.
-	s := NewServer(Implementation{Name: "x", Version: "1"}, ServerOptions{})
-	changed := golden.Tools[0]
-	changed.Description = "changed"
-	s.AddTool(changed, func(context.Context, json.RawMessage) (*CallToolResult, error) { return nil, nil })
-	out := s.HandleBytes(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-	if !strings.Contains(string(out), `"description":"changed"`) {
-		t.Fatalf("stale cached tool: %s", out)
-	}
-}
-
-func TestAddToolReplaces(t *testing.T) {
-	s := protoServer()
-	n := len(s.Tools())
-	s.AddTool(Tool{Name: "echo", Description: "v2"}, func(context.Context, json.RawMessage) (*CallToolResult, error) {
-		return TextResult("v2"), nil
-	})
-	if len(s.Tools()) != n || s.Tools()[0].Description != "v2" {
-		t.Fatalf("tools after replace: %+v", s.Tools())
-	}
-	out := s.HandleBytes(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`))
-	if !strings.Contains(string(out), `"v2"`) {
-		t.Fatal(string(out))
 	}
 }
 
 // TestServerCancelNotification cancels a running tool through
 // notifications/cancelled and checks the request gets no response.
 func TestServerCancelNotification(t *testing.T) {
-	s := NewServer(Implementation{Name: "x", Version: "1"}, ServerOptions{})
 	started := make(chan struct{})
 	cause := make(chan error, 1)
-	s.AddTool(Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
+	s := testServer(Implementation{Name: "x", Version: "1"}, ServerOptions{}, testTool{Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
 		close(started)
 		<-ctx.Done()
 		cause <- context.Cause(ctx)
 		return TextResult("late"), nil
-	})
+	}})
 	done := make(chan []byte)
 	go func() {
 		done <- s.HandleBytes(context.Background(), []byte(`{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"slow"}}`))
@@ -281,12 +251,13 @@ func TestContentMarshal(t *testing.T) {
 }
 
 func TestManyToolsLookup(t *testing.T) {
-	s := NewServer(Implementation{Name: "x", Version: "1"}, ServerOptions{})
+	var tools []testTool
 	for i := 0; i < 3*linearLookupMax; i++ {
 		name := "t" + strings.Repeat("x", i)
-		s.AddTool(Tool{Name: name}, func(context.Context, json.RawMessage) (*CallToolResult, error) { return TextResult(name), nil })
+		tools = append(tools, testTool{Tool{Name: name}, func(context.Context, json.RawMessage) (*CallToolResult, error) { return TextResult(name), nil }})
 	}
-	s.AddTool(Tool{Name: "t"}, func(context.Context, json.RawMessage) (*CallToolResult, error) { return TextResult("replaced"), nil })
+	tools = append(tools, testTool{Tool{Name: "t"}, func(context.Context, json.RawMessage) (*CallToolResult, error) { return TextResult("replaced"), nil }})
+	s := testServer(Implementation{Name: "x", Version: "1"}, ServerOptions{}, tools...)
 	if len(s.Tools()) != 3*linearLookupMax {
 		t.Fatalf("%d tools", len(s.Tools()))
 	}
@@ -307,14 +278,13 @@ func TestManyToolsLookup(t *testing.T) {
 func TestServerOnPanic(t *testing.T) {
 	var got []string
 	var stack string
-	s := NewServer(Implementation{Name: "t", Version: "1"}, ServerOptions{OnPanic: func(tool string, v any) {
+	s := testServer(Implementation{Name: "t", Version: "1"}, ServerOptions{OnPanic: func(tool string, v any) {
 		got = append(got, tool+": "+v.(string))
 		stack = string(debug.Stack())
-	}})
-	s.AddTool(Tool{Name: "panic", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	}}, testTool{Tool{Name: "panic", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, args json.RawMessage) (*CallToolResult, error) {
 			panic("boom")
-		})
+		}})
 	out := s.HandleBytes(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"panic"}}`))
 	jsonEqual(t, out, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Internal error: tool panic panicked"}],"isError":true}}`)
 	if len(got) != 1 || got[0] != "panic: boom" || !strings.Contains(stack, "TestServerOnPanic") {

@@ -42,7 +42,7 @@ const MaxStdioMessageBytes = 64 << 20
 func ServeStdio(ctx context.Context, s *Server, r io.Reader, w io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &stdioConn{s: s, w: w, cancel: cancel, marked: context.WithValue(ctx, transportCancelsKey{}, true)}
+	c := &stdioConn{s: s, w: w, cancel: cancel}
 	readDone := make(chan error, 1)
 	// The reading goroutine serves requests itself and hands reading on
 	// to a new goroutine only when a request runs long (serveInline).
@@ -69,9 +69,6 @@ type stdioConn struct {
 	s      *Server
 	w      io.Writer
 	cancel context.CancelFunc
-	// marked is the serving context marked so that the Server leaves
-	// cancellation tracking of single requests to dispatch.
-	marked context.Context
 
 	wmu  sync.Mutex
 	werr error
@@ -194,11 +191,11 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) func() {
 	}
 	// Register the call before anything else is read, so a cancellation on
 	// the next line cannot overtake it.
-	callCtx, cancelCall := context.WithCancelCause(c.marked)
+	callCtx, cancelCall := context.WithCancelCause(ctx)
 	key := s.track(m.ID, cancelCall)
 	return func() {
 		defer c.wg.Done()
-		resp := s.Handle(callCtx, m)
+		resp := s.handle(callCtx, m, transportCancels)
 		s.untrack(key)
 		cancelCall(nil)
 		c.write(resp)

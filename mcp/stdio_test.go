@@ -79,12 +79,11 @@ func TestServeStdioSequence(t *testing.T) {
 // later fast one, and that EOF waits for the slow one to be answered.
 func TestServeStdioConcurrent(t *testing.T) {
 	base := runtime.NumGoroutine()
-	s := protoServer()
 	release := make(chan struct{})
-	s.AddTool(Tool{Name: "gate"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
+	s := protoServer(testTool{Tool{Name: "gate"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
 		<-release
 		return TextResult("gate done"), nil
-	})
+	}})
 	pr, pw := io.Pipe()
 	outR, outW := io.Pipe()
 	errc := make(chan error, 1)
@@ -108,13 +107,12 @@ func TestServeStdioConcurrent(t *testing.T) {
 
 func TestServeStdioCancel(t *testing.T) {
 	base := runtime.NumGoroutine()
-	s := protoServer()
 	cancelled := make(chan struct{})
-	s.AddTool(Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
+	s := protoServer(testTool{Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
 		<-ctx.Done()
 		close(cancelled)
 		return nil, ctx.Err()
-	})
+	}})
 	in := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}` + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}` + "\n"
 	var out syncBuffer
@@ -133,13 +131,12 @@ func TestServeStdioCancel(t *testing.T) {
 }
 
 func TestServeStdioContextDone(t *testing.T) {
-	s := protoServer()
 	started := make(chan struct{})
-	s.AddTool(Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
+	s := protoServer(testTool{Tool{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (*CallToolResult, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
-	})
+	}})
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,18 +1,18 @@
 package mcp
 
 import (
-	"context"
-	"encoding/json"
 	"sync"
 )
 
-// ToolSet is a list of tool definitions prepared once for many Servers: the
-// lookup by name and the tools/list result are computed once and shared.
+// ToolSet is the list of tools a Server offers, each defined by its name,
+// description and input and output schemas (Tool), prepared once for many
+// Servers: the lookup by name and the tools/list result are computed once
+// and shared.
 //
 // A daemon that builds a Server per request, each bound to that request's
-// workspace, makes its ToolSet at start-up and each Server with
-// NewSetServer, which neither copies nor indexes the definitions again: a
-// Server then costs one allocation plus whatever its SetHandler binds.
+// workspace, makes its ToolSet at start-up and each Server with NewServer,
+// which neither copies nor indexes the definitions again: a Server then
+// costs one allocation plus whatever its ToolHandler binds.
 //
 // A ToolSet is immutable and safe for concurrent use.
 type ToolSet struct {
@@ -23,12 +23,8 @@ type ToolSet struct {
 	listJSON []byte
 }
 
-// SetHandler serves the tool at index i (in ToolSet.Tools order) of the
-// ToolSet a Server was made from. Its contract is ToolHandler's.
-type SetHandler func(ctx context.Context, i int, args json.RawMessage) (*CallToolResult, error)
-
 // NewToolSet prepares tools. A later tool with the name of an earlier one
-// replaces it in the earlier one's position, as Server.AddTool does.
+// replaces it in the earlier one's position.
 func NewToolSet(tools ...Tool) *ToolSet {
 	ts := &ToolSet{}
 	for _, t := range tools {
@@ -51,9 +47,8 @@ func (ts *ToolSet) Index(name string) int { return ts.lookupBytes([]byte(name)) 
 const linearLookupMax = 24
 
 // put adds t or replaces the tool of the same name, returning its index.
-// Only a ToolSet nobody shares yet may be changed.
+// Only NewToolSet changes a ToolSet.
 func (ts *ToolSet) put(t Tool) int {
-	ts.listOnce, ts.listJSON = sync.Once{}, nil
 	if i := ts.Index(t.Name); i >= 0 {
 		ts.tools[i] = t
 		return i
@@ -68,18 +63,6 @@ func (ts *ToolSet) put(t Tool) int {
 		}
 	}
 	return len(ts.tools) - 1
-}
-
-// clone returns an unshared copy that put may change.
-func (ts *ToolSet) clone() *ToolSet {
-	c := &ToolSet{tools: append(make([]Tool, 0, len(ts.tools)+1), ts.tools...)}
-	if ts.index != nil {
-		c.index = make(map[string]int, len(ts.index)+1)
-		for k, v := range ts.index {
-			c.index[k] = v
-		}
-	}
-	return c
 }
 
 // lookupBytes is Index without converting name to a string.

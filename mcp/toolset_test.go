@@ -38,9 +38,9 @@ func listNames(t *testing.T, s *Server) string {
 }
 
 // byIndex serves every tool of a set with the tool's index and a tag.
-func byIndex(tag string) SetHandler {
-	return func(_ context.Context, i int, _ json.RawMessage) (*CallToolResult, error) {
-		return TextResult(tag + string(rune('0'+i))), nil
+func byIndex(tag string) ToolHandler {
+	return func(_ context.Context, c ToolCall) (*CallToolResult, error) {
+		return TextResult(tag + string(rune('0'+c.Index))), nil
 	}
 }
 
@@ -50,97 +50,41 @@ func TestToolSetServers(t *testing.T) {
 		t.Fatalf("set: len %d, tools %+v", ts.Len(), ts.Tools())
 	}
 	info := Implementation{Name: "t", Version: "1"}
-	s1 := NewSetServer(info, ServerOptions{}, ts, byIndex("x"))
-	s2 := NewSetServer(info, ServerOptions{}, ts, byIndex("y"))
+	s1 := NewServer(info, ServerOptions{}, ts, byIndex("x"))
+	s2 := NewServer(info, ServerOptions{}, ts, byIndex("y"))
 	if got := callText(t, s1, "b") + callText(t, s2, "a"); got != "x1y0" {
 		t.Fatalf("handlers: %q", got)
 	}
-	if got := listNames(t, s1); got != "a,b" {
+	if got := listNames(t, s1) + ";" + listNames(t, s2); got != "a,b;a,b" {
 		t.Fatalf("tools/list: %q", got)
 	}
-
-	// AddTool on one Server copies the set: the other Server and the set
-	// are unchanged, and the earlier tools keep their handler.
-	s1.AddTool(Tool{Name: "c"}, func(context.Context, json.RawMessage) (*CallToolResult, error) { return TextResult("c!"), nil })
-	s1.AddTool(Tool{Name: "a", Description: "replaced"}, func(context.Context, json.RawMessage) (*CallToolResult, error) { return TextResult("a!"), nil })
-	if got := callText(t, s1, "a") + callText(t, s1, "b") + callText(t, s1, "c"); got != "a!x1c!" {
-		t.Fatalf("after AddTool: %q", got)
-	}
-	if got := listNames(t, s1); got != "a,b,c" {
-		t.Fatalf("tools/list after AddTool: %q", got)
-	}
-	if ts.Len() != 2 || ts.Tools()[0].Description != "new" || listNames(t, s2) != "a,b" {
-		t.Fatalf("shared set changed: %+v", ts.Tools())
-	}
 	if !strings.Contains(callText(t, s2, "c"), "not found") {
-		t.Fatal("tool added to one server is visible in another")
+		t.Fatal("a tool outside the set was served")
+	}
+	// The handler learns the called tool's name along with its index.
+	named := NewServer(info, ServerOptions{}, ts, func(_ context.Context, c ToolCall) (*CallToolResult, error) {
+		return TextResult(c.Name + string(c.Arguments)), nil
+	})
+	out := named.HandleBytes(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b","arguments":{"x":1}}}`))
+	if !strings.Contains(string(out), `"text":"b{\"x\":1}"`) {
+		t.Fatalf("tools/call b: %s", out)
 	}
 }
 
-// TestAddToolAfterToolsList: tools/list reflects tools added after it was
-// first served.
-func TestAddToolAfterToolsList(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, ServerOptions{})
-	h := func(context.Context, json.RawMessage) (*CallToolResult, error) { return TextResult(""), nil }
-	s.AddTool(Tool{Name: "a"}, h)
-	if got := listNames(t, s); got != "a" {
-		t.Fatal(got)
+// TestNewServerWithoutTools: a nil ToolSet offers no tools (and needs no
+// handler); tools without a handler panic.
+func TestNewServerWithoutTools(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, ServerOptions{}, nil, nil)
+	if got := listNames(t, s); got != "" {
+		t.Fatalf("tools/list: %q", got)
 	}
-	s.AddTool(Tool{Name: "b"}, h)
-	if got := listNames(t, s); got != "a,b" {
-		t.Fatalf("stale tools/list: %q", got)
+	if !strings.Contains(callText(t, s, "a"), "Tool a not found") {
+		t.Fatal("a call on a server without tools")
 	}
-}
-
-func TestNewSetServerNilPanics(t *testing.T) {
-	for _, tc := range []struct {
-		ts *ToolSet
-		h  SetHandler
-	}{{nil, byIndex("x")}, {NewToolSet(), nil}} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("NewSetServer(%v, handler nil %v) did not panic", tc.ts, tc.h == nil)
-				}
-			}()
-			NewSetServer(Implementation{}, ServerOptions{}, tc.ts, tc.h)
-		}()
-	}
-}
-
-func TestWorkspaceToolSet(t *testing.T) {
-	fs, withExec := WorkspaceToolSet(false), WorkspaceToolSet(true)
-	if fs != WorkspaceToolSet(false) || withExec != WorkspaceToolSet(true) {
-		t.Fatal("WorkspaceToolSet is not shared")
-	}
-	defs := filesystemToolDefinitions()
-	if fs.Len() != len(defs) || withExec.Len() != len(defs)+1 || withExec.Tools()[len(defs)].Name != "exec" || fs.Index("exec") != -1 {
-		t.Fatalf("sets: %d and %d tools", fs.Len(), withExec.Len())
-	}
-	for i, d := range defs {
-		if fs.Tools()[i].Name != d.Name || withExec.Tools()[i].Name != d.Name {
-			t.Fatalf("tool %d: %s / %s, want %s", i, fs.Tools()[i].Name, withExec.Tools()[i].Name, d.Name)
+	defer func() {
+		if recover() == nil {
+			t.Error("NewServer with tools and a nil handler did not panic")
 		}
-	}
-	ws, err := newRootWorkspace(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	noExec := WorkspaceHandler(ws, nil)
-	for _, i := range []int{-1, len(defs), len(defs) + 1} {
-		if res, err := noExec(context.Background(), i, nil); err == nil {
-			t.Errorf("index %d without exec: result %+v, no error", i, res)
-		}
-	}
-	run := func(_ context.Context, command string, _ map[string]string) (ExecResult, error) {
-		return ExecResult{Stdout: []byte("ran " + command)}, nil
-	}
-	s := NewSetServer(Implementation{Name: "t"}, ServerOptions{}, withExec, WorkspaceHandler(ws, run))
-	out := s.HandleBytes(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"command":"x"}}}`))
-	if !strings.Contains(string(out), `"ran x"`) {
-		t.Fatalf("exec: %s", out)
-	}
-	if got := callText(t, s, "list_allowed_directories"); !strings.HasPrefix(got, "Allowed directories:\n") {
-		t.Fatalf("list_allowed_directories: %q", got)
-	}
+	}()
+	NewServer(Implementation{}, ServerOptions{}, NewToolSet(Tool{Name: "a"}), nil)
 }

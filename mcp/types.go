@@ -1,38 +1,14 @@
 // Package mcp is a hand-written Model Context Protocol implementation:
-// JSON-RPC 2.0 codec, a transport-free dispatcher, stdio and Streamable HTTP
-// transports, a client, and the filesystem tools that operate on a
-// Workspace. It imports nothing from the root agentbe package.
+// the JSON-RPC 2.0 codec, a transport-free dispatcher (Server) offering the
+// tools of a ToolSet, the stdio and Streamable HTTP transports, and a
+// client. It depends on the standard library only; agentbe's workspace
+// tools are built on it elsewhere (agentbe.NewMCPServer).
 package mcp
 
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"io/fs"
 )
-
-// Workspace is what the filesystem tools operate on. Every agentbe backend
-// (Local, Memory and scopes of either) satisfies it; paths follow the
-// agentbe path conventions and errors wrap fs.ErrNotExist and friends.
-type Workspace interface {
-	// RootDir is the absolute workspace root, the only allowed directory.
-	RootDir() string
-	Open(ctx context.Context, p string) (io.ReadCloser, error)
-	// Write replaces a file atomically, keeping the old file's mode bits and
-	// following a symbolic link that stays inside the workspace.
-	Write(ctx context.Context, p string, data []byte) error
-	Create(ctx context.Context, p string) (io.WriteCloser, error)
-	// ReadDir returns the sorted names of a directory's children.
-	ReadDir(ctx context.Context, p string) ([]string, error)
-	// Mkdir creates a directory and its missing parents.
-	Mkdir(ctx context.Context, p string) error
-	Stat(ctx context.Context, p string) (fs.FileInfo, error)
-	Lstat(ctx context.Context, p string) (fs.FileInfo, error)
-	Rename(ctx context.Context, oldPath, newPath string) error
-	// RealPath resolves inside links and returns the absolute path under
-	// RootDir; a link leading out is an error.
-	RealPath(ctx context.Context, p string) (string, error)
-}
 
 // Implementation names a server or client in initialize.
 type Implementation struct {
@@ -95,10 +71,22 @@ type CallToolResult struct {
 	IsError           bool      `json:"isError,omitempty"`
 }
 
-// ToolHandler runs a tool. args is the raw "arguments" object (nil when
-// absent). A returned error becomes a result {isError: true} whose text is
-// the error's message; a panic is recovered the same way.
-type ToolHandler func(ctx context.Context, args json.RawMessage) (*CallToolResult, error)
+// ToolCall is one tools/call as a ToolHandler receives it.
+type ToolCall struct {
+	// Index is the position of the called tool in the Server's ToolSet
+	// (ToolSet.Tools order), Name its name.
+	Index int
+	Name  string
+	// Arguments is the raw "arguments" object, nil when absent or null.
+	Arguments json.RawMessage
+}
+
+// ToolHandler serves the tools of a Server (NewServer): it runs the tool
+// call names. A returned error becomes a result {isError: true} whose text
+// is the error's message; a panic is recovered the same way (and logged).
+// ctx is cancelled when the request ends, the client cancels it, or
+// ServerOptions.CallTimeout elapses.
+type ToolHandler func(ctx context.Context, call ToolCall) (*CallToolResult, error)
 
 // TextResult is the usual success result: one text item, mirrored in
 // structuredContent as {"content": text} the way the official filesystem

@@ -139,8 +139,8 @@ func TestConformanceHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewHTTPHandler(func(*http.Request) (*mcp.Server, error) {
-		return agentbe.NewMCPServer(local), nil
+	mux.Handle("/mcp", mcp.NewHTTPHandler(func(*http.Request) (*mcp.Server, func(), error) {
+		return agentbe.NewMCPServer(local), nil, nil
 	}, mcp.HTTPOptions{}))
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)

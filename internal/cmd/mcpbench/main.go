@@ -107,12 +107,12 @@ func main() {
 			w.Write(body)
 		})
 	} else {
-		h = mcp.NewHTTPHandler(func(r *http.Request) (*mcp.Server, error) {
+		h = mcp.NewHTTPHandler(func(r *http.Request) (*mcp.Server, func(), error) {
 			if *token != "" && r.Header.Get("Authorization") != "Bearer "+*token {
-				return nil, &mcp.HTTPError{Status: http.StatusUnauthorized,
+				return nil, nil, &mcp.HTTPError{Status: http.StatusUnauthorized,
 					Body: map[string]string{"error": "Unauthorized", "message": "Invalid or missing authentication token"}}
 			}
-			return agentbe.NewMCPServer(b), nil
+			return agentbe.NewMCPServer(b), nil, nil
 		}, mcp.HTTPOptions{})
 	}
 	mux := http.NewServeMux()

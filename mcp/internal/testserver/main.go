@@ -58,42 +58,45 @@ var (
 
 var objSchema = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)
 
+// tools are the test server's tools; newServer serves them.
+var tools = mcp.NewToolSet(
+	mcp.Tool{Name: "echo", Description: "Echoes text.", InputSchema: objSchema},
+	mcp.Tool{Name: "slow", Description: "Blocks until cancelled (or 60 s).", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	mcp.Tool{Name: "stats", Description: "Counts of slow calls started and cancelled.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	mcp.Tool{Name: "panic", Description: "Panics.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	mcp.Tool{Name: "fail", Description: "Returns an error.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+)
+
 func newServer() *mcp.Server {
-	s := mcp.NewServer(mcp.Implementation{Name: "agentbe-testserver", Version: "0.0.1"}, mcp.ServerOptions{})
-	s.AddTool(mcp.Tool{Name: "echo", Description: "Echoes text.", InputSchema: objSchema},
-		func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
-			var a struct {
-				Text string `json:"text"`
+	return mcp.NewServer(mcp.Implementation{Name: "agentbe-testserver", Version: "0.0.1"}, mcp.ServerOptions{}, tools,
+		func(ctx context.Context, call mcp.ToolCall) (*mcp.CallToolResult, error) {
+			switch call.Name {
+			case "echo":
+				var a struct {
+					Text string `json:"text"`
+				}
+				if err := json.Unmarshal(call.Arguments, &a); err != nil {
+					return mcp.InvalidArgumentsResult("echo", err.Error()), nil
+				}
+				return mcp.TextResult(a.Text), nil
+			case "slow":
+				started.Add(1)
+				select {
+				case <-ctx.Done():
+					cancelled.Add(1)
+					return nil, ctx.Err()
+				case <-time.After(60 * time.Second):
+					return mcp.TextResult("finished"), nil
+				}
+			case "stats":
+				return mcp.TextResult(`{"started":` + strconv.FormatInt(started.Load(), 10) + `,"cancelled":` + strconv.FormatInt(cancelled.Load(), 10) + `}`), nil
+			case "panic":
+				panic("boom")
+			case "fail":
+				return nil, errors.New("it failed")
 			}
-			if err := json.Unmarshal(args, &a); err != nil {
-				return mcp.InvalidArgumentsResult("echo", err.Error()), nil
-			}
-			return mcp.TextResult(a.Text), nil
+			return nil, errors.New("no tool " + call.Name)
 		})
-	s.AddTool(mcp.Tool{Name: "slow", Description: "Blocks until cancelled (or 60 s).", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
-			started.Add(1)
-			select {
-			case <-ctx.Done():
-				cancelled.Add(1)
-				return nil, ctx.Err()
-			case <-time.After(60 * time.Second):
-				return mcp.TextResult("finished"), nil
-			}
-		})
-	s.AddTool(mcp.Tool{Name: "stats", Description: "Counts of slow calls started and cancelled.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
-			return mcp.TextResult(`{"started":` + strconv.FormatInt(started.Load(), 10) + `,"cancelled":` + strconv.FormatInt(cancelled.Load(), 10) + `}`), nil
-		})
-	s.AddTool(mcp.Tool{Name: "panic", Description: "Panics.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
-			panic("boom")
-		})
-	s.AddTool(mcp.Tool{Name: "fail", Description: "Returns an error.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
-			return nil, errors.New("it failed")
-		})
-	return s
 }
 
 func serveHTTP(addr string) error {
@@ -101,7 +104,7 @@ func serveHTTP(addr string) error {
 	if err != nil {
 		return err
 	}
-	h := mcp.NewHTTPHandler(func(*http.Request) (*mcp.Server, error) { return newServer(), nil }, mcp.HTTPOptions{})
+	h := mcp.NewHTTPHandler(func(*http.Request) (*mcp.Server, func(), error) { return newServer(), nil, nil }, mcp.HTTPOptions{})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	fmt.Printf("listening http://%s/mcp\n", ln.Addr())

@@ -1,0 +1,142 @@
+package fstools
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
+
+	"github.com/agentbe/agent-backend/mcp"
+)
+
+// ExecResult is what running a command produced.
+type ExecResult struct {
+	Stdout, Stderr []byte
+	// ExitCode is the exit status; negative when a signal killed the
+	// command.
+	ExitCode int
+	// StdoutTotal is how many bytes the command wrote to its standard
+	// output when Stdout holds only the first of them (a runner that caps
+	// what it collects); zero means len(Stdout).
+	StdoutTotal int64
+}
+
+// ExecFunc runs command in the workspace with env merged over its
+// environment. A command that ran returns its result whatever its exit
+// status; err is for a command that could not run (blocked, no shell,
+// cancelled before it started …) and its text is shown to the client.
+type ExecFunc func(ctx context.Context, command string, env map[string]string) (ExecResult, error)
+
+var execTool = mcp.Tool{
+	Name:  "exec",
+	Title: "Execute Command",
+	Description: "Runs a shell command in the workspace root and returns its standard output. " +
+		"If the command fails, the error result reads \"Command execution failed with exit code N: \" " +
+		"followed by its standard error (or its standard output when it wrote no error), then, when it wrote both, " +
+		"a blank line, \"stdout:\" and its standard output. " +
+		"Output beyond the server's limit (1 MiB by default) is cut, with a note giving its full length: " +
+		"redirect large output to a file and read it in parts. Not available for memory backends.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+		`"command":{"type":"string","description":"The shell command line"},` +
+		`"env":{"type":"object","additionalProperties":{"type":"string"},"description":"Extra environment variables for this command"}},` +
+		`"required":["command"]}`),
+	Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(true), IdempotentHint: ptr(false), OpenWorldHint: ptr(true)},
+}
+
+// serveExec runs the exec tool of the TypeScript agent-backend daemon
+// through run. Its results follow the reference: the trimmed standard
+// output on success; "Command execution failed with exit code N: <stderr,
+// or stdout when stderr is empty, trimmed>" (N is "null" for a signal) on
+// failure, to which we add the standard output as well when the command
+// wrote both ("\n\nstdout:\n<stdout, trimmed>"); "Command cannot be empty"
+// for a blank command. The text is kept within the exec output limit,
+// escaped (Limits.ExecOutputBytes). Cancelling the request cancels ctx,
+// which run must honour by killing the command.
+func serveExec(ctx context.Context, run ExecFunc, raw json.RawMessage, lim resultLimits) (*mcp.CallToolResult, error) {
+	a := decodeArgs("exec", raw)
+	command := a.str("command", true)
+	env := a.env("env")
+	if err := a.err(); err != nil {
+		return errResult(err)
+	}
+	if strings.TrimSpace(command) == "" {
+		return mcp.ErrorResult("Command cannot be empty"), nil
+	}
+	res, err := run(ctx, command, env)
+	budget := lim.single()
+	if err != nil {
+		msg := err.Error()
+		if jsonraw.EscapedLen(msg, budget) > budget {
+			msg = clipOutput(msg, int64(len(msg)), budget)
+		}
+		return mcp.ErrorResult(msg), nil
+	}
+	stdout := jsTrim(decodeUTF8(res.Stdout))
+	total := res.StdoutTotal
+	if total == 0 || len(stdout) == 0 {
+		total = int64(len(stdout))
+	}
+	if res.ExitCode == 0 {
+		return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: fitOutput(stdout, total, budget)}}}, nil
+	}
+	code := strconv.Itoa(res.ExitCode)
+	if res.ExitCode < 0 {
+		code = "null"
+	}
+	prefix := "Command execution failed with exit code " + code + ": "
+	stderr := jsTrim(decodeUTF8(res.Stderr))
+	if stderr == "" {
+		return mcp.ErrorResult(prefix + fitOutput(stdout, total, budget-len(prefix))), nil
+	}
+	if stdout == "" {
+		return mcp.ErrorResult(prefix + fitOutput(stderr, int64(len(stderr)), budget-len(prefix))), nil
+	}
+	// Both streams: each gets half of the budget, and what one leaves
+	// unused goes to the other.
+	const sep = "\n\nstdout:\n"
+	room := budget - len(prefix) - escapedLenExact(sep)
+	errLen, outLen := escapedLenExact(stderr), escapedLenExact(stdout)
+	errRoom := room / 2
+	if outLen < room-errRoom {
+		errRoom = room - outLen
+	}
+	errText := fitOutput(stderr, int64(len(stderr)), min(errRoom, errLen))
+	outText := fitOutput(stdout, total, room-escapedLenExact(errText))
+	return mcp.ErrorResult(prefix + errText + sep + outText), nil
+}
+
+// escapedLenExact is the escaped length of s, always scanned.
+func escapedLenExact(s string) int {
+	n, _ := jsonraw.ClipEscaped(s, -1)
+	return n
+}
+
+// fitOutput returns s when its escaped form fits budget and it is all of
+// the output (total bytes); else its longest prefix that fits together with
+// a note saying how much there was.
+func fitOutput(s string, total int64, budget int) string {
+	if total <= int64(len(s)) && jsonraw.EscapedLen(s, budget) <= budget {
+		return s
+	}
+	return clipOutput(s, total, budget)
+}
+
+// clipOutput cuts s on a rune boundary so that it and the note that it was
+// cut fit budget, escaped (a budget smaller than the note gets the note).
+func clipOutput(s string, total int64, budget int) string {
+	longest := escapedLenExact(truncationNote(total, len(s))) // fewer bytes shown: no longer
+	_, cut := jsonraw.ClipEscaped(s, max(budget-longest, 0))
+	if cut < 0 {
+		cut = len(s)
+	}
+	return s[:cut] + truncationNote(total, cut)
+}
+
+// truncationNote is the reference's note on cut output (it counts UTF-16
+// characters; we count bytes).
+func truncationNote(total int64, shown int) string {
+	return "\n\n... [Output truncated. Full output was " + strconv.FormatInt(total, 10) +
+		" bytes, showing first " + strconv.Itoa(shown) + "]"
+}

@@ -1,0 +1,167 @@
+package agentbe
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/agentbe/agent-backend/internal/fstools"
+)
+
+// The MCP file tools (internal/fstools) take fast paths where a workspace
+// offers them: a one-pass listing with entry types (DirEntryReader),
+// write_file's common case in one resolution (DirectWriter), directories
+// that exist implicitly (ImplicitDirs), whole-file reads within the read
+// limit (Read with ReadLimiter). The backends keep those methods
+// unexported, so they stay out of the library's API; toolsWorkspace hands
+// the tools an adapter per backend kind that reaches them. A Scope forwards
+// them to its confined view of the parent (whose root is the scope's, so
+// paths need no rebasing), so a scoped request, what the daemon serves for
+// X-Scope-Path, takes the same fast paths as the workspace itself.
+//
+// The matrix, checked by the compiler:
+//
+//	                    ReadLimiter  DirEntryReader  DirectWriter  ImplicitDirs
+//	Local, its scopes        x             x              x
+//	Memory, its scopes       x             x                            x
+//	Remote, its scopes       x
+var (
+	_ fstools.ReadLimiter    = localTools{}
+	_ fstools.DirEntryReader = localTools{}
+	_ fstools.DirectWriter   = localTools{}
+	_ fstools.ReadLimiter    = localScopeTools{}
+	_ fstools.DirEntryReader = localScopeTools{}
+	_ fstools.DirectWriter   = localScopeTools{}
+	_ fstools.ReadLimiter    = memoryTools{}
+	_ fstools.DirEntryReader = memoryTools{}
+	_ fstools.ImplicitDirs   = memoryTools{}
+	_ fstools.ReadLimiter    = memoryScopeTools{}
+	_ fstools.DirEntryReader = memoryScopeTools{}
+	_ fstools.ImplicitDirs   = memoryScopeTools{}
+	_ fstools.ReadLimiter    = (*Remote)(nil)
+	_ fstools.ReadLimiter    = (*Scope)(nil)
+)
+
+// toolsWorkspace returns what the MCP file tools operate on for b: b
+// through the adapter of its kind (a scope's kind is its root backend's),
+// or b itself for a backend of another package.
+func toolsWorkspace(b Backend) fstools.Workspace {
+	switch v := b.(type) {
+	case *Local:
+		return localTools{v}
+	case *Memory:
+		return memoryTools{v}
+	case *Scope:
+		switch scopeRoot(v).(type) {
+		case *Local:
+			return localScopeTools{v}
+		case *Memory:
+			return memoryScopeTools{v}
+		}
+	}
+	return b
+}
+
+// scopeRoot returns the backend a scope (through its parents) belongs to.
+func scopeRoot(s *Scope) Backend {
+	var b Backend = s
+	for {
+		sc, ok := b.(*Scope)
+		if !ok {
+			return b
+		}
+		b = sc.parent
+	}
+}
+
+// Each adapter is one pointer, so handing it to the tools allocates nothing.
+type (
+	localTools       struct{ *Local }
+	localScopeTools  struct{ *Scope }
+	memoryTools      struct{ *Memory }
+	memoryScopeTools struct{ *Scope }
+)
+
+func (w localTools) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
+	return w.readDirEntries(ctx, p)
+}
+
+func (w localTools) WriteInDir(ctx context.Context, p string, data []byte) (bool, error) {
+	return w.writeInDir(ctx, p, data)
+}
+
+func (w localScopeTools) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
+	return w.readDirEntries(ctx, p)
+}
+
+func (w localScopeTools) WriteInDir(ctx context.Context, p string, data []byte) (bool, error) {
+	return w.writeInDir(ctx, p, data)
+}
+
+func (w memoryTools) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
+	return w.readDirEntries(ctx, p)
+}
+
+func (w memoryTools) ImplicitDirs() bool { return w.implicitDirs() }
+
+func (w memoryScopeTools) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
+	return w.readDirEntries(ctx, p)
+}
+
+func (w memoryScopeTools) ImplicitDirs() bool { return w.implicitDirs() }
+
+// The fast paths of the backends a Scope forwards to its view.
+type (
+	dirEntryReader interface {
+		readDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error)
+	}
+	inDirWriter interface {
+		writeInDir(ctx context.Context, p string, data []byte) (bool, error)
+	}
+	implicitDirser interface{ implicitDirs() bool }
+)
+
+var (
+	_ dirEntryReader = (*Local)(nil)
+	_ dirEntryReader = (*Memory)(nil)
+	_ dirEntryReader = (*Scope)(nil)
+	_ inDirWriter    = (*Local)(nil)
+	_ inDirWriter    = (*Scope)(nil)
+	_ implicitDirser = (*Memory)(nil)
+	_ implicitDirser = (*Scope)(nil)
+)
+
+// readDirEntries lists directory p of the scope; see Local.readDirEntries.
+func (s *Scope) readDirEntries(ctx context.Context, p string) (entries []fs.DirEntry, err error) {
+	err = s.run(ctx, "readdir", p, false, func() error {
+		if r, ok := s.inner.(dirEntryReader); ok {
+			entries, err = r.readDirEntries(ctx, p)
+			return err
+		}
+		return ErrNotImplemented
+	})
+	return entries, err
+}
+
+// writeInDir is Local.writeInDir in the scope: it declines (false, and
+// nothing changed) whatever the view declines, and when the scope is
+// destroyed or its directory does not exist yet (the general path, which
+// creates it, then answers).
+func (s *Scope) writeInDir(ctx context.Context, p string, data []byte) (bool, error) {
+	w, ok := s.inner.(inDirWriter)
+	if !ok || s.alive("write", p) != nil {
+		return false, nil
+	}
+	done := s.log.begin("write", p) // logged only if the view writes
+	wrote, err := w.writeInDir(ctx, p, data)
+	if wrote {
+		done(err)
+	}
+	return wrote, err
+}
+
+// implicitDirs reports whether the scope's backend has implicit
+// directories (a Memory backend does).
+func (s *Scope) implicitDirs() bool {
+	d, ok := s.inner.(implicitDirser)
+	return ok && d.implicitDirs()
+}
