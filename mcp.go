@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentbe/agent-backend/internal/procs"
 	"github.com/agentbe/agent-backend/internal/fstools"
+	"github.com/agentbe/agent-backend/internal/procs"
 	"github.com/agentbe/agent-backend/mcp"
 )
 

@@ -423,7 +423,7 @@ func TestEditFileWorstCasesAreBounded(t *testing.T) {
 	// trimmed lines instead of a window compare at every line.
 	os.WriteFile(filepath.Join(root, "same.txt"), []byte(strings.Repeat("  a\n", 20_000)+"  b\n"), 0o644)
 	pat := strings.Repeat("a\n", 10_000) + "b"
-	n = allocated(func() {
+	allocated(func() {
 		text, isErr = run(t, context.Background(), tools, "edit_file", map[string]any{"path": "same.txt", "dryRun": true,
 			"edits": []map[string]string{{"oldText": pat, "newText": "c"}}})
 	})

@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"strconv"
 
-	"github.com/agentbe/agent-backend/internal/readlimit"
 	"github.com/agentbe/agent-backend/internal/fstools"
+	"github.com/agentbe/agent-backend/internal/readlimit"
 )
 
 // DefaultMaxReadBytes is the whole-file read limit of a backend whose

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agentbe/agent-backend/internal/readlimit"
 	"github.com/agentbe/agent-backend/internal/wspath"
 
 	"github.com/agentbe/agent-backend/internal/jsonraw"
@@ -69,9 +70,9 @@ func (t *fsTools) readText(ctx context.Context, a *args) (*mcp.CallToolResult, e
 	switch {
 	case errors.As(err, &ol):
 		if limit < t.readLimit() {
-			return errResult(textTooLarge(tool, real, ol.size, budget, head != 0 || tail != 0))
+			return errResult(textTooLarge(tool, real, ol.Size, budget, head != 0 || tail != 0))
 		}
-		return errResult(tooLarge(real, ol.size, t.readLimit()))
+		return errResult(tooLarge(real, ol.Size, t.readLimit()))
 	case err != nil:
 		return errResult(err)
 	case jsonraw.EscapedLen(text, budget) > budget:
@@ -107,7 +108,7 @@ func (t *fsTools) readDirect(ctx context.Context, p string, limit int64) (string
 	if !ok {
 		return "", false
 	}
-	b, err := readLimited(rc, size, limit)
+	b, err := readlimit.ReadAll(rc, size, limit)
 	if err != nil {
 		return "", false
 	}
@@ -186,42 +187,9 @@ func sizeOf(fi fs.FileInfo) (size int64, ok bool) {
 	return -1, true
 }
 
-// overLimit is readLimited's failure: the file holds more than the limit
-// (size is its size when known, else -1).
-type overLimit struct{ size int64 }
-
-func (e *overLimit) Error() string { return "over the read limit" }
-
-// readLimited reads r to the end, failing with *overLimit once more than
-// limit bytes arrive. size (-1 when unknown) is only a hint: a size over
-// the limit fails before anything is allocated, and no buffer is ever
-// sized beyond limit+1 bytes, whatever Stat claims (a sparse file).
-func readLimited(r io.Reader, size, limit int64) ([]byte, error) {
-	if size > limit {
-		return nil, &overLimit{size: size}
-	}
-	c := int64(512)
-	if size > 0 {
-		c = size + 1
-	}
-	b := make([]byte, 0, min(c, limit+1))
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if int64(len(b)) > limit {
-			return nil, &overLimit{size: -1}
-		}
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(b) == cap(b) {
-			b = slices.Grow(b, int(min(int64(cap(b)), limit+1-int64(cap(b)))))
-		}
-	}
-}
+// overLimit is the failure of a read over its limit (Size is the file's
+// size when known, else -1).
+type overLimit = readlimit.TooLarge
 
 // lineCount turns a JavaScript line limit into a count: the official loops
 // run while count < n, so a fraction rounds up and anything below 1 is 0.
@@ -286,7 +254,7 @@ func (t *fsTools) readAll(ctx context.Context, real string, limit int64) ([]byte
 	b, err := t.readAllRaw(ctx, real, limit)
 	var ol *overLimit
 	if errors.As(err, &ol) {
-		return nil, tooLarge(real, ol.size, t.readLimit())
+		return nil, tooLarge(real, ol.Size, t.readLimit())
 	}
 	return b, err
 }
@@ -299,7 +267,7 @@ func (t *fsTools) readAllRaw(ctx context.Context, real string, limit int64) ([]b
 	}
 	defer rc.Close()
 	size, _ := statSize(rc) // t.open refused the irregular
-	b, err := readLimited(rc, size, limit)
+	b, err := readlimit.ReadAll(rc, size, limit)
 	if err != nil {
 		return nil, t.readErr(real, err)
 	}
@@ -338,7 +306,7 @@ func (t *fsTools) headFile(ctx context.Context, real string, n int, limit int64)
 				sep = 1
 			}
 			if int64(len(out)+sep+len(frag)) > limit {
-				return "", &overLimit{size: -1}
+				return "", &overLimit{Size: -1}
 			}
 			if need := len(out) + sep + len(frag); need > cap(out) {
 				// Grow by doubling, but never past the limit.
@@ -394,7 +362,7 @@ func (t *fsTools) tailFile(ctx context.Context, real string, n int, limit int64)
 	if ra, ok := rc.(io.ReaderAt); ok && !fi.IsDir() {
 		data, err = tailBytes(ctx, ra, size, n, limit)
 	} else {
-		data, err = readLimited(rc, -1, limit)
+		data, err = readlimit.ReadAll(rc, -1, limit)
 		if err == nil {
 			data = afterNthNewlineFromEnd(data, n)
 		}
@@ -438,14 +406,14 @@ func tailBytes(ctx context.Context, ra io.ReaderAt, size int64, n int, limit int
 				seen++
 				if seen == n {
 					if total+int64(len(block)-i-1) > limit {
-						return nil, &overLimit{size: -1}
+						return nil, &overLimit{Size: -1}
 					}
 					return join(block[i+1:]), nil
 				}
 			}
 		}
 		if total += step; total > limit {
-			return nil, &overLimit{size: -1}
+			return nil, &overLimit{Size: -1}
 		}
 		blocks = append(blocks, block)
 	}
@@ -486,14 +454,14 @@ func (t *fsTools) readMedia(ctx context.Context, a *args) (*mcp.CallToolResult, 
 	switch {
 	case errors.As(err, &ol) && limit < t.readLimit():
 		what := real + " is larger than that"
-		if ol.size >= 0 {
-			what = real + " is " + strconv.FormatInt(ol.size, 10) + " bytes"
+		if ol.Size >= 0 {
+			what = real + " is " + strconv.FormatInt(ol.Size, 10) + " bytes"
 		}
 		return errResult(&toolError{msg: "File too large: read_media_file returns files of at most " +
 			strconv.FormatInt(mediaMax, 10) + " bytes (base64 makes them a third larger, and one MCP message must carry them), and " +
 			what + ". Copy or convert it with exec instead, or use a smaller file."})
 	case errors.As(err, &ol):
-		return errResult(tooLarge(real, ol.size, t.readLimit()))
+		return errResult(tooLarge(real, ol.Size, t.readLimit()))
 	case err != nil:
 		return errResult(err)
 	}
@@ -620,7 +588,7 @@ func (t *fsTools) readOne(ctx context.Context, p string, room, left, limit int64
 			return real, "", &toolError{msg: "File too large: " + real + " would take read_multiple_files over its read limit of " +
 				strconv.FormatInt(limit, 10) + " bytes for all files together"}
 		}
-		return real, "", tooLarge(real, ol.size, limit)
+		return real, "", tooLarge(real, ol.Size, limit)
 	}
 	if err != nil {
 		return real, "", err

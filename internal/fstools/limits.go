@@ -1,7 +1,6 @@
 package fstools
 
 import (
-	"context"
 	"strconv"
 
 	"github.com/agentbe/agent-backend/mcp"
@@ -138,7 +137,3 @@ func tooDeep(dir string) error {
 	return &toolError{msg: "Directory tree too deep: " + dir + " is more than " +
 		strconv.Itoa(maxWalkDepth) + " levels below the starting directory"}
 }
-
-// ctxErr is checked in every loop of the tools, so a cancelled or timed-out
-// call stops its work.
-func ctxErr(ctx context.Context) error { return context.Cause(ctx) }
