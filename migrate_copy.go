@@ -74,7 +74,7 @@ func (mg *migration) copyTenant(ctx context.Context, m TenantMove, res *TenantRe
 	tc := &tenantCopy{mg: mg, m: m, res: res, src: src, dst: dst, resumed: jt.begun}
 	if err := checkDirChain(ctx, src, m.Scope, false); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			res.Missing, res.Verified, res.SourceDeleted = true, true, jt.deleted
+			res.Missing, res.Verified, res.SourceDeleted, res.AlreadyMoved = true, true, jt.deleted, jt.done
 			return nil
 		}
 		return fmt.Errorf("source on %s: %w", m.From, err)
@@ -83,6 +83,25 @@ func (mg *migration) copyTenant(ctx context.Context, m TenantMove, res *TenantRe
 	if err != nil {
 		return err
 	}
+	tc.count(entries)
+	if jt.done {
+		return tc.movedEarlier(ctx, entries, jt)
+	}
+	mg.progress(MigrationProgress{Event: MigrationStarted, Move: m, TotalFiles: res.Files, TotalBytes: res.Bytes})
+	if !jt.begun {
+		if err := mg.journal.record(journalRecord{Op: "begin", From: m.From, To: m.To, Key: m.Key}, true); err != nil {
+			return err
+		}
+	}
+	if err := checkDirChain(ctx, dst, m.Scope, true); err != nil {
+		return fmt.Errorf("destination on %s: %w", m.To, err)
+	}
+	return tc.copyEntries(ctx, entries)
+}
+
+// count fills the result's counts of the source's entries.
+func (tc *tenantCopy) count(entries []srcEntry) {
+	res := tc.res
 	for _, e := range entries {
 		switch {
 		case e.fi.IsDir():
@@ -94,15 +113,12 @@ func (mg *migration) copyTenant(ctx context.Context, m TenantMove, res *TenantRe
 			res.Links++
 		}
 	}
-	mg.progress(MigrationProgress{Event: MigrationStarted, Move: m, TotalFiles: res.Files, TotalBytes: res.Bytes})
-	if !jt.begun {
-		if err := mg.journal.record(journalRecord{Op: "begin", From: m.From, To: m.To, Key: m.Key}, true); err != nil {
-			return err
-		}
-	}
-	if err := checkDirChain(ctx, dst, m.Scope, true); err != nil {
-		return fmt.Errorf("destination on %s: %w", m.To, err)
-	}
+}
+
+// copyEntries copies the source's entries, verifies the copy and records
+// the tenant done; with DeleteSource it then removes the source.
+func (tc *tenantCopy) copyEntries(ctx context.Context, entries []srcEntry) error {
+	mg, m, res := tc.mg, tc.m, tc.res
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -145,7 +161,9 @@ func (mg *migration) copyTenant(ctx context.Context, m TenantMove, res *TenantRe
 	if rel, ok := sameTree(entries, again); !ok {
 		return fmt.Errorf("%w: %q", ErrSourceChanged, path.Join(m.Scope, rel))
 	}
-	if err := mg.journal.record(journalRecord{Op: "done", From: m.From, To: m.To, Key: m.Key}, true); err != nil {
+	done := journalRecord{Op: "done", From: m.From, To: m.To, Key: m.Key, Files: res.Files, Entries: len(entries),
+		Unmovable: len(res.Unmovable)}
+	if err := mg.journal.record(done, true); err != nil {
 		return err
 	}
 	res.Verified = true
@@ -155,6 +173,38 @@ func (mg *migration) copyTenant(ctx context.Context, m TenantMove, res *TenantRe
 		return tc.deleteSource(ctx)
 	}
 	return nil
+}
+
+// movedEarlier handles a tenant an earlier run moved: its copy was verified
+// then and may have changed since (the pool may serve the tenant from its
+// new shard already), so it is neither copied nor compared again. With
+// DeleteSource its source is deleted if it is still what was copied: the
+// same entries, every regular file with the size and modification time
+// recorded.
+func (tc *tenantCopy) movedEarlier(ctx context.Context, entries []srcEntry, jt journalTenant) error {
+	res := tc.res
+	res.AlreadyMoved, res.Verified = true, true
+	if jt.doneRec.Unmovable > 0 {
+		res.Unmovable = append(res.Unmovable, fmt.Sprintf("%d entries were not copied (listed by the run that moved the tenant)", jt.doneRec.Unmovable))
+	}
+	if !tc.mg.opts.DeleteSource || len(res.Unmovable) > 0 {
+		return nil
+	}
+	changed := len(entries) != jt.doneRec.Entries || res.Files != jt.doneRec.Files
+	for _, e := range entries {
+		if changed {
+			break
+		}
+		if e.fi.Mode().IsRegular() {
+			rec, ok := tc.mg.journal.file(tc.m, e.rel)
+			changed = !ok || !sameSource(rec, e.fi)
+		}
+	}
+	if changed {
+		return fmt.Errorf("%w since an earlier run moved it; its source is kept and its copy untouched (a new journal, with Overwrite, copies it again)",
+			ErrSourceChanged)
+	}
+	return tc.deleteSource(ctx)
 }
 
 // scan lists the source tree, directories before their entries, each

@@ -25,6 +25,7 @@ type migrationJournal struct {
 // journalTenant is what the journal knows of one move.
 type journalTenant struct {
 	begun, done, deleted bool
+	doneRec              journalRecord            // the "done" record
 	files                map[string]journalRecord // by path in the scope
 }
 
@@ -47,6 +48,11 @@ type journalRecord struct {
 	DSize  int64  `json:"dsize,omitempty"`
 	DMtime int64  `json:"dmtime,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
+	// For "done": the source's regular files, all its entries (the scope
+	// itself included), and the entries that could not be copied.
+	Files     int `json:"files,omitempty"`
+	Entries   int `json:"entries,omitempty"`
+	Unmovable int `json:"unmovable,omitempty"`
 }
 
 // ErrJournalBusy is returned by Migrate when another migration holds the
@@ -125,7 +131,7 @@ func (j *migrationJournal) apply(rec journalRecord) {
 		t.begun = true
 		t.files[rec.Path] = rec
 	case "done":
-		t.begun, t.done = true, true
+		t.begun, t.done, t.doneRec = true, true, rec
 	case "deleted":
 		t.begun, t.done, t.deleted = true, true, true
 	}

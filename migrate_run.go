@@ -92,8 +92,13 @@ type TenantResult struct {
 	Unmovable []string
 	// Extra lists entries of the destination that the source lacks (kept).
 	Extra []string
-	// Verified reports that the copy is complete and equal to the source.
+	// Verified reports that the copy is complete and equal to the source
+	// (now, or when an earlier run moved the tenant).
 	Verified bool
+	// AlreadyMoved reports that an earlier run with the same journal moved
+	// the tenant: it is not copied again (its copy may have changed since,
+	// served by the new shard), only its source deleted if asked.
+	AlreadyMoved bool
 	// SourceDeleted reports that DeleteSource removed the source.
 	SourceDeleted bool
 	Err           error
@@ -125,7 +130,10 @@ var (
 // and SHA-256, and only then renamed into place; the source is checked
 // unchanged before and after. Interrupted (ctx cancelled, the process
 // killed), a re-run with the same Journal goes on where it stopped: files
-// already copied are skipped, a file cut short is copied again.
+// already copied are skipped, a file cut short is copied again. A tenant
+// the journal records as moved is not copied again (the pool may serve it
+// from its new shard already): a later run with DeleteSource removes its
+// source, if that is still what was copied.
 //
 // Tenants must not change while they are copied; see docs/scaling.md for
 // the procedure. Migrate returns the report and, when some tenant failed,

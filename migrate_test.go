@@ -357,9 +357,13 @@ func TestMigrateThreeToFour(t *testing.T) {
 	opts.Parallel = 3
 	r2, err := agentbe.Migrate(ctx, plan, opts)
 	must(t, err)
-	copied2 := 0
+	copied2, again, againFiles := 0, 0, 0
 	for _, r := range r2.Tenants {
 		copied2 += r.CopiedFiles
+		if !r.AlreadyMoved {
+			again++
+			againFiles += r.Files
+		}
 		if !r.Verified || r.SourceDeleted || r.Err != nil || len(r.Extra) != 0 {
 			t.Errorf("%s: %+v", r.Move.Key, r)
 		}
@@ -374,9 +378,13 @@ func TestMigrateThreeToFour(t *testing.T) {
 	if copied1+copied2 != totalFiles {
 		t.Errorf("copied %d + %d files, the moved tenants hold %d", copied1, copied2, totalFiles)
 	}
-	if events[agentbe.MigrationStarted] != len(plan.Moves) || events[agentbe.MigrationVerified] != len(plan.Moves) ||
-		events[agentbe.MigrationFile] != totalFiles {
-		t.Errorf("progress events %v", events)
+	// The tenants the first run finished are not copied again.
+	if again == 0 || again == len(plan.Moves) {
+		t.Errorf("the second run took up %d of %d tenants", again, len(plan.Moves))
+	}
+	if events[agentbe.MigrationStarted] != again || events[agentbe.MigrationVerified] != again ||
+		events[agentbe.MigrationFile] != againFiles {
+		t.Errorf("progress events %v for %d tenants, %d files", events, again, againFiles)
 	}
 	noTemps(t, daemons)
 
@@ -398,13 +406,21 @@ func TestMigrateThreeToFour(t *testing.T) {
 	r3, err := agentbe.Migrate(ctx, plan, agentbe.MigrateOptions{Connect: migrateConnect(t, daemons), Journal: journal})
 	must(t, err)
 	for _, r := range r3.Tenants {
-		if r.CopiedFiles != 0 || !r.Verified {
+		if r.CopiedFiles != 0 || !r.Verified || !r.AlreadyMoved {
 			t.Errorf("re-run: %+v", r)
 		}
 	}
 
-	// The pool over four daemons serves every tenant from its shard.
+	// The pool over four daemons serves every tenant from its shard, and
+	// the tenants write there.
 	checkPoolReads(t, daemons, keys, before)
+	p4 := remotePool(t, daemons)
+	for _, m := range plan.Moves {
+		must(t, p4.With(ctx, m.Key, nil, func(b agentbe.Backend) error {
+			return b.Write(ctx, "tenants/"+m.Key+"/a.txt", []byte("written after the move"))
+		}))
+	}
+	must(t, p4.Close(ctx))
 
 	// Until the sources go, the new shard list sees them as strays.
 	found4, err := agentbe.DiscoverTenants(ctx, grown, "tenants", migrateConnect(t, daemons))
@@ -428,7 +444,16 @@ func TestMigrateThreeToFour(t *testing.T) {
 	if _, err := os.Stat(canary); err != nil {
 		t.Errorf("canary: %v", err)
 	}
+	// Deleting the sources left the tenants' new writes alone.
+	for _, m := range plan.Moves {
+		before[m.Key]["a.txt"] = treeEntry{mode: 0o644, sum: sha256hex("written after the move")}
+	}
 	checkPoolReads(t, daemons, keys, before)
+}
+
+func sha256hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 // TestMigrateFourToThree: removing a daemon moves exactly its tenants, to
@@ -630,6 +655,57 @@ func TestPlanMigrationRefuses(t *testing.T) {
 	for _, m := range plan.Moves {
 		if m.Scope != m.Key || m.To != "c" {
 			t.Errorf("move %+v", m)
+		}
+	}
+}
+
+// TestMigrateDeleteSourceLater: sources are deleted by a later run only
+// while they are what was copied; a source written to after the move is
+// kept, and the copy (which the tenant may have changed on its new shard)
+// is never touched by the later runs.
+func TestMigrateDeleteSourceLater(t *testing.T) {
+	ctx := context.Background()
+	daemons := []*testDaemon{startDaemon(t, ""), startDaemon(t, "")}
+	a, b := daemons[0].addr, daemons[1].addr
+	var moving []string
+	for i := 0; len(moving) < 2; i++ {
+		if k := fmt.Sprint("t", i); agentbe.ShardFor(k, []string{a, b}) == b {
+			moving = append(moving, k)
+		}
+	}
+	for _, k := range moving {
+		dir := filepath.Join(daemons[0].root, "tenants", k)
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, "f"), []byte("v1"), 0o644))
+	}
+	plan, err := agentbe.PlanMigration([]string{a}, []string{a, b}, moving, "tenants")
+	must(t, err)
+	opts := agentbe.MigrateOptions{Connect: migrateConnect(t, daemons), Journal: filepath.Join(t.TempDir(), "j")}
+	_, err = agentbe.Migrate(ctx, plan, opts)
+	must(t, err)
+	// The tenants work on their new shard; one was also written on the old.
+	for _, k := range moving {
+		must(t, os.WriteFile(filepath.Join(daemons[1].root, "tenants", k, "f"), []byte("v2 on the new shard"), 0o644))
+	}
+	stale := filepath.Join(daemons[0].root, "tenants", moving[0], "f")
+	must(t, os.WriteFile(stale, []byte("written to the old shard"), 0o644))
+	opts.DeleteSource = true
+	rep, err := agentbe.Migrate(ctx, plan, opts)
+	if !errors.Is(err, agentbe.ErrSourceChanged) {
+		t.Fatalf("got %v", err)
+	}
+	for _, r := range rep.Tenants {
+		changed := r.Move.Key == moving[0]
+		if r.SourceDeleted == changed || r.CopiedFiles != 0 || !r.AlreadyMoved || (r.Err != nil) != changed {
+			t.Errorf("source changed %v: %+v", changed, r)
+		}
+	}
+	if _, err := os.Stat(stale); err != nil {
+		t.Errorf("changed source: %v", err)
+	}
+	for _, k := range moving {
+		if got, _ := os.ReadFile(filepath.Join(daemons[1].root, "tenants", k, "f")); string(got) != "v2 on the new shard" {
+			t.Errorf("%s: the copy became %q", k, got)
 		}
 	}
 }
