@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentbe/agent-backend/sftpjail"
@@ -45,6 +46,7 @@ type tenantCopy struct {
 	resumed bool
 	// checked are the files found copied by the journal, whose copies are
 	// hashed again before the source is deleted.
+	mu      sync.Mutex // guards what the file goroutines change below and in res
 	checked []journalRecord
 	files   int
 	bytes   int64
@@ -99,6 +101,65 @@ func (mg *migration) copyTenant(ctx context.Context, m TenantMove, res *TenantRe
 	return tc.copyEntries(ctx, entries)
 }
 
+// migrateFileWorkers is how many files of a tenant are copied at once: the
+// flush and the read-back of one overlap with the transfer of others.
+const migrateFileWorkers = 4
+
+// copyAll copies entries in order: directories and links at once (a
+// directory before what it holds), regular files by migrateFileWorkers
+// goroutines. The first failure stops the rest.
+func (tc *tenantCopy) copyAll(ctx context.Context, entries []srcEntry) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	sem := make(chan struct{}, migrateFileWorkers)
+	fail := func(err error) { cancel(err) } // the first cause sticks
+	for _, e := range entries {
+		if ctx.Err() != nil {
+			break
+		}
+		var err error
+		mode := e.fi.Mode()
+		switch {
+		case e.rel == ".":
+			err = tc.writableDir(ctx, e.rel)
+		case mode.IsDir():
+			err = tc.copyDir(ctx, e)
+		case mode.IsRegular():
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				if err := tc.copyFile(ctx, e); err != nil {
+					fail(err)
+				}
+			}()
+		case mode&fs.ModeSymlink != 0:
+			err = tc.copyLink(ctx, e)
+		default:
+			tc.unmovable(fmt.Sprintf("%s (%s: not copied)", e.rel, kindOf(mode)))
+		}
+		if err != nil {
+			fail(err)
+		}
+	}
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// unmovable lists an entry that is not copied.
+func (tc *tenantCopy) unmovable(what string) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	tc.res.Unmovable = append(tc.res.Unmovable, what)
+}
+
 // count fills the result's counts of the source's entries.
 func (tc *tenantCopy) count(entries []srcEntry) {
 	res := tc.res
@@ -119,27 +180,8 @@ func (tc *tenantCopy) count(entries []srcEntry) {
 // the tenant done; with DeleteSource it then removes the source.
 func (tc *tenantCopy) copyEntries(ctx context.Context, entries []srcEntry) error {
 	mg, m, res := tc.mg, tc.m, tc.res
-	for _, e := range entries {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		var err error
-		mode := e.fi.Mode()
-		switch {
-		case e.rel == ".":
-			err = tc.writableDir(ctx, e.rel)
-		case mode.IsDir():
-			err = tc.copyDir(ctx, e)
-		case mode.IsRegular():
-			err = tc.copyFile(ctx, e)
-		case mode&fs.ModeSymlink != 0:
-			err = tc.copyLink(ctx, e)
-		default:
-			res.Unmovable = append(res.Unmovable, fmt.Sprintf("%s (%s: not copied)", e.rel, kindOf(mode)))
-		}
-		if err != nil {
-			return err
-		}
+	if err := tc.copyAll(ctx, entries); err != nil {
+		return err
 	}
 	if err := tc.extras(ctx, entries); err != nil {
 		return err
@@ -333,7 +375,9 @@ func (tc *tenantCopy) copyFile(ctx context.Context, e srcEntry) error {
 	if err == nil {
 		rec, ok := tc.mg.journal.file(tc.m, e.rel)
 		if ok && sameSource(rec, e.fi) && dfi.Mode().IsRegular() && dfi.Size() == rec.DSize && dfi.ModTime().Unix() == rec.DMtime {
+			tc.mu.Lock()
 			tc.checked = append(tc.checked, rec)
+			tc.mu.Unlock()
 			return tc.fileDone(e)
 		}
 		if dfi.Mode().IsRegular() && dfi.Size() == e.fi.Size() {
@@ -407,10 +451,13 @@ func (tc *tenantCopy) recordFile(ctx context.Context, e srcEntry, dp, sum string
 
 // fileDone counts e and reports it.
 func (tc *tenantCopy) fileDone(e srcEntry) error {
+	tc.mu.Lock()
 	tc.files++
 	tc.bytes += e.fi.Size()
-	tc.mg.progress(MigrationProgress{Event: MigrationFile, Move: tc.m, Path: e.rel,
-		Files: tc.files, TotalFiles: tc.res.Files, Bytes: tc.bytes, TotalBytes: tc.res.Bytes})
+	p := MigrationProgress{Event: MigrationFile, Move: tc.m, Path: e.rel,
+		Files: tc.files, TotalFiles: tc.res.Files, Bytes: tc.bytes, TotalBytes: tc.res.Bytes}
+	tc.mu.Unlock()
+	tc.mg.progress(p)
 	return nil
 }
 
@@ -502,8 +549,10 @@ func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo)
 		return err
 	}
 	placed = true
+	tc.mu.Lock()
 	tc.res.CopiedFiles++
 	tc.res.CopiedBytes += n
+	tc.mu.Unlock()
 	return tc.recordFile(ctx, e, dp, sum)
 }
 
@@ -542,7 +591,7 @@ func (tc *tenantCopy) copyLink(ctx context.Context, e srcEntry) error {
 		if !errors.As(err, &se) {
 			return err
 		}
-		tc.res.Unmovable = append(tc.res.Unmovable, fmt.Sprintf("%s (link not copied: %s)", e.rel, se.Message))
+		tc.unmovable(fmt.Sprintf("%s (link not copied: %s)", e.rel, se.Message))
 		return nil
 	}
 	want := linkTarget(sp, target)

@@ -33,7 +33,7 @@ func addrs(daemons []*testDaemon) []string {
 
 // migrateConnect reaches the daemons, each pinned to its own host key, on
 // their whole workspace.
-func migrateConnect(t *testing.T, daemons []*testDaemon) agentbe.ConnectFunc {
+func migrateConnect(t testing.TB, daemons []*testDaemon) agentbe.ConnectFunc {
 	t.Helper()
 	byAddr := map[string]ssh.HostKeyCallback{}
 	for _, d := range daemons {
