@@ -315,6 +315,24 @@ func TestMigrateThreeToFour(t *testing.T) {
 		}
 	}
 
+	// The drain: a pool told the next shard list refuses the moving
+	// tenants and serves the others as before.
+	draining := newRemotePool(t, daemons[:3], func(c *agentbe.PoolConfig[agentbe.RemoteConfig]) { c.NextShards = grown })
+	moving := map[string]bool{}
+	for _, m := range plan.Moves {
+		moving[m.Key] = true
+	}
+	for _, k := range keys {
+		err := draining.With(ctx, k, nil, func(b agentbe.Backend) error {
+			_, err := b.Read(ctx, "tenants/"+k+"/a.txt")
+			return err
+		})
+		if moving[k] != errors.Is(err, agentbe.ErrTenantMoving) || !moving[k] && err != nil {
+			t.Errorf("%s (moving %v) while draining: %v", k, moving[k], err)
+		}
+	}
+	must(t, draining.Close(ctx))
+
 	// First run: cancelled once big.bin's content is written, before it is
 	// verified and placed.
 	journal := filepath.Join(t.TempDir(), "migrate.journal")

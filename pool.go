@@ -47,6 +47,14 @@ type PoolConfig[C any] struct {
 	// error naming it (code CONNECTION_CLOSED, wrapping ErrConnectionClosed
 	// and a *ShardError) instead of building the key a backend elsewhere.
 	Failover bool
+	// NextShards, when set, is the shard list the pool is about to move to
+	// (see PlanMigration): Acquire refuses the keys whose shard differs
+	// between Shards and NextShards (code CONNECTION_CLOSED, wrapping a
+	// *ShardError with Moving set) while the others are served as usual, so
+	// that the tenants being moved stay still during their migration. Their
+	// backends already pooled are not handed out again; leases held go on
+	// until released.
+	NextShards []string
 	// ShardRetry is how long a shard that could not be reached is left out
 	// of service before it is tried again. While it is, a sticky pool
 	// refuses its keys without dialling (so a caller does not wait for a
@@ -155,7 +163,11 @@ func NewPool[C any](cfg PoolConfig[C]) (*Pool[C], error) {
 	if cfg.Merge == nil {
 		cfg.Merge = mergeNonZero[C]
 	}
+	if len(cfg.NextShards) > 0 && len(cfg.Shards) == 0 {
+		return nil, configErr("PoolConfig.NextShards needs Shards", nil)
+	}
 	cfg.Shards = append([]string(nil), cfg.Shards...)
+	cfg.NextShards = append([]string(nil), cfg.NextShards...)
 	p := &Pool[C]{cfg: cfg, m: map[string]*poolEntry{}, down: map[string]shardDown{},
 		fresh: map[*Lease]struct{}{}, retired: map[*poolEntry]struct{}{}, done: make(chan struct{})}
 	if cfg.SweepInterval > 0 {
@@ -191,6 +203,9 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 		p.fresh[l] = struct{}{}
 		p.mu.Unlock()
 		return l, nil
+	}
+	if err := p.moving(key); err != nil {
+		return nil, err
 	}
 	for {
 		p.mu.Lock()
@@ -262,6 +277,19 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 		p.mu.Unlock()
 		return &Lease{Backend: b, key: key, entry: e, owner: p}, nil
 	}
+}
+
+// moving refuses key when NextShards gives it another shard.
+func (p *Pool[C]) moving(key string) error {
+	if len(p.cfg.NextShards) == 0 {
+		return nil
+	}
+	from, to := rendezvous(key, p.cfg.Shards), rendezvous(key, p.cfg.NextShards)
+	if from == to {
+		return nil
+	}
+	return &Error{Code: CodeConnectionClosed, Op: "acquire",
+		Err: &ShardError{Key: key, Shard: from, Moving: true, Err: fmt.Errorf("%w to %s", ErrTenantMoving, to)}}
 }
 
 // build makes e's backend. If New, Merge or Place panics, e leaves the

@@ -64,13 +64,23 @@ type ShardError struct {
 	// ago. errors.Is(err, ErrConnectionClosed) holds then. A full daemon is
 	// not down.
 	Down bool
-	Err  error // what building the key's backend on the shard returned
+	// Moving reports that PoolConfig.NextShards gives the key another
+	// shard: the pool refuses it while its files are moved.
+	// errors.Is(err, ErrConnectionClosed) holds then too.
+	Moving bool
+	Err    error // why: what building the key's backend returned, or ErrTenantMoving
 }
+
+// ErrTenantMoving is the cause of a ShardError with Moving set.
+var ErrTenantMoving = errors.New("the tenant is moving")
 
 func (e *ShardError) Error() string {
 	state := ""
-	if e.Down {
+	switch {
+	case e.Down:
 		state = " is down"
+	case e.Moving:
+		state = " is handing it over"
 	}
 	msg := fmt.Sprintf("key %q: shard %q%s", e.Key, e.Shard, state)
 	if e.Err != nil {
@@ -81,9 +91,11 @@ func (e *ShardError) Error() string {
 
 func (e *ShardError) Unwrap() error { return e.Err }
 
-// Is makes a down shard's error match ErrConnectionClosed whatever its
-// cause.
-func (e *ShardError) Is(target error) bool { return e.Down && target == ErrConnectionClosed }
+// Is makes the error of a down shard, or of a moving key, match
+// ErrConnectionClosed whatever its cause.
+func (e *ShardError) Is(target error) bool {
+	return (e.Down || e.Moving) && target == ErrConnectionClosed
+}
 
 // shardFailure is the error of an Acquire that shard could not serve.
 func shardFailure(key, shard string, cause error, down bool) error {

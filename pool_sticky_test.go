@@ -214,3 +214,50 @@ func TestPoolShardRetryDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolNextShardsRefusesMovingKeys: with NextShards, the keys whose
+// shard changes are refused (CONNECTION_CLOSED, a ShardError with Moving)
+// without building anything, and the others are served by their shard.
+func TestPoolNextShardsRefusesMovingKeys(t *testing.T) {
+	ctx := context.Background()
+	from := []string{"/s1", "/s2", "/s3"}
+	to := append(append([]string(nil), from...), "/s4")
+	var mu sync.Mutex
+	built := map[string]int{}
+	p, _ := memPool(t, PoolConfig[MemoryConfig]{
+		Shards:     from,
+		NextShards: to,
+		Place:      func(c MemoryConfig, shard string) MemoryConfig { c.RootDir = shard; return c },
+		New: func(ctx context.Context, c MemoryConfig) (Backend, error) {
+			mu.Lock()
+			built[c.RootDir]++
+			mu.Unlock()
+			return NewMemory(c)
+		},
+	})
+	moving := 0
+	for i := 0; i < 200; i++ {
+		k := fmt.Sprint("k", i)
+		l, err := p.Acquire(ctx, k, nil)
+		if rendezvous(k, from) == rendezvous(k, to) {
+			mustOK(t, err)
+			if l.RootDir() != rendezvous(k, from) {
+				t.Errorf("%s on %s", k, l.RootDir())
+			}
+			mustOK(t, p.Release(l))
+			continue
+		}
+		moving++
+		var se *ShardError
+		if !errors.Is(err, ErrTenantMoving) || !errors.Is(err, ErrConnectionClosed) || CodeOf(err) != CodeConnectionClosed ||
+			!errors.As(err, &se) || !se.Moving || se.Shard != rendezvous(k, from) || !strings.Contains(err.Error(), "/s4") {
+			t.Errorf("%s: %v", k, err)
+		}
+	}
+	if moving == 0 || built["/s4"] != 0 || built["/s1"]+built["/s2"]+built["/s3"] != 200-moving {
+		t.Errorf("%d moving keys; built %v", moving, built)
+	}
+	if _, err := NewPool(PoolConfig[MemoryConfig]{New: p.cfg.New, NextShards: to}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("NextShards without Shards: %v", err)
+	}
+}
