@@ -46,7 +46,11 @@ type tenantCopy struct {
 	resumed bool
 	// checked are the files found copied by the journal, whose copies are
 	// hashed again before the source is deleted.
-	mu      sync.Mutex // guards what the file goroutines change below and in res
+	// names are the source's entries by directory.
+	names map[string]map[string]fs.FileInfo
+	mu    sync.Mutex // guards what the file goroutines change below and in res
+	// skipped are the entries not copied (see TenantResult.Unmovable).
+	skipped map[string]bool
 	checked []journalRecord
 	files   int
 	bytes   int64
@@ -143,7 +147,7 @@ func (tc *tenantCopy) copyAll(ctx context.Context, entries []srcEntry) error {
 		case mode&fs.ModeSymlink != 0:
 			err = tc.copyLink(ctx, e)
 		default:
-			tc.unmovable(fmt.Sprintf("%s (%s: not copied)", e.rel, kindOf(mode)))
+			tc.unmovable(e.rel, fmt.Sprintf("%s (%s: not copied)", e.rel, kindOf(mode)))
 		}
 		if err != nil {
 			fail(err)
@@ -153,11 +157,41 @@ func (tc *tenantCopy) copyAll(ctx context.Context, entries []srcEntry) error {
 	return context.Cause(ctx)
 }
 
-// unmovable lists an entry that is not copied.
-func (tc *tenantCopy) unmovable(what string) {
+// unmovable lists the entry rel, which is not copied, saying why.
+func (tc *tenantCopy) unmovable(rel, what string) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
+	if tc.skipped == nil {
+		tc.skipped = map[string]bool{}
+	}
+	tc.skipped[rel] = true
 	tc.res.Unmovable = append(tc.res.Unmovable, what)
+}
+
+// index fills tc.names.
+func (tc *tenantCopy) index(entries []srcEntry) {
+	tc.names = map[string]map[string]fs.FileInfo{}
+	for _, e := range entries {
+		if e.rel == "." {
+			continue
+		}
+		dir := path.Dir(e.rel)
+		if tc.names[dir] == nil {
+			tc.names[dir] = map[string]fs.FileInfo{}
+		}
+		tc.names[dir][path.Base(e.rel)] = e.fi
+	}
+}
+
+// tempFor is the temporary name of rel's copy: migrationTemp's, or, when
+// the source has an entry of that name beside rel, a variant it has not.
+func (tc *tenantCopy) tempFor(rel string) string {
+	dir, base := path.Dir(rel), path.Base(rel)
+	name := path.Base(migrationTemp(rel))
+	for i := 1; tc.names[dir][name] != nil; i++ {
+		name = path.Base(migrationTemp(fmt.Sprintf("%s/%s\x00%d", dir, base, i)))
+	}
+	return tc.dstPath(path.Join(dir, name))
 }
 
 // count fills the result's counts of the source's entries.
@@ -180,6 +214,7 @@ func (tc *tenantCopy) count(entries []srcEntry) {
 // the tenant done; with DeleteSource it then removes the source.
 func (tc *tenantCopy) copyEntries(ctx context.Context, entries []srcEntry) error {
 	mg, m, res := tc.mg, tc.m, tc.res
+	tc.index(entries)
 	if err := tc.copyAll(ctx, entries); err != nil {
 		return err
 	}
@@ -465,7 +500,7 @@ func (tc *tenantCopy) fileDone(e srcEntry) error {
 // dfi (nil when the destination has nothing there).
 func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo) (err error) {
 	sp, dp := tc.srcPath(e.rel), tc.dstPath(e.rel)
-	tmp := migrationTemp(dp)
+	tmp := tc.tempFor(e.rel)
 	if err := tc.dst.sftp.Remove(ctx, tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -591,7 +626,7 @@ func (tc *tenantCopy) copyLink(ctx context.Context, e srcEntry) error {
 		if !errors.As(err, &se) {
 			return err
 		}
-		tc.unmovable(fmt.Sprintf("%s (link not copied: %s)", e.rel, se.Message))
+		tc.unmovable(e.rel, fmt.Sprintf("%s (link not copied: %s)", e.rel, se.Message))
 		return nil
 	}
 	want := linkTarget(sp, target)
@@ -651,21 +686,11 @@ func relativeTo(from, to string) string {
 	return strings.Join(parts, "/")
 }
 
-// extras lists, for every directory of the source, the destination's
-// entries the source lacks, and removes the temporary files an interrupted
-// run left.
+// extras checks, for every directory of the source, that the destination
+// has each of its entries (but the unmovable ones) with the same type (and
+// size, for a file); it lists the destination's entries the source lacks,
+// and removes the temporary files an interrupted run left.
 func (tc *tenantCopy) extras(ctx context.Context, entries []srcEntry) error {
-	names := map[string]map[string]bool{}
-	for _, e := range entries {
-		if e.rel == "." {
-			continue
-		}
-		dir := path.Dir(e.rel)
-		if names[dir] == nil {
-			names[dir] = map[string]bool{}
-		}
-		names[dir][path.Base(e.rel)] = true
-	}
 	for _, e := range entries {
 		if !e.fi.IsDir() {
 			continue
@@ -674,11 +699,13 @@ func (tc *tenantCopy) extras(ctx context.Context, entries []srcEntry) error {
 		if err != nil {
 			return err
 		}
+		have := map[string]fs.FileInfo{}
 		for _, fi := range list {
-			if names[e.rel][fi.Name()] {
+			rel := path.Join(e.rel, fi.Name())
+			if tc.names[e.rel][fi.Name()] != nil {
+				have[fi.Name()] = fi
 				continue
 			}
-			rel := path.Join(e.rel, fi.Name())
 			if strings.HasPrefix(fi.Name(), migrateTempPrefix) && fi.Mode().IsRegular() {
 				if err := tc.dst.sftp.Remove(ctx, tc.dstPath(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return err
@@ -686,6 +713,17 @@ func (tc *tenantCopy) extras(ctx context.Context, entries []srcEntry) error {
 				continue
 			}
 			tc.res.Extra = append(tc.res.Extra, rel)
+		}
+		for name, sfi := range tc.names[e.rel] {
+			rel := path.Join(e.rel, name)
+			if tc.skipped[rel] {
+				continue
+			}
+			dfi := have[name]
+			if dfi == nil || dfi.Mode().Type() != sfi.Mode().Type() || sfi.Mode().IsRegular() && dfi.Size() != sfi.Size() {
+				return fmt.Errorf("agentbe: the copy of %q on %s does not verify: missing, or not the source's type and size",
+					path.Join(tc.m.Scope, rel), tc.m.To)
+			}
 		}
 	}
 	return nil

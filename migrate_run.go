@@ -145,7 +145,15 @@ func Migrate(ctx context.Context, plan *MigrationPlan, opts MigrateOptions) (*Mi
 	if opts.Connect == nil {
 		return nil, configErr("MigrateOptions.Connect is required", nil)
 	}
+	seen := map[string]bool{}
 	for _, m := range plan.Moves {
+		// Two moves of one key, or of one directory, would race.
+		for _, id := range []string{"key\x00" + m.Key, m.From + "\x00" + m.Scope, m.To + "\x00" + m.Scope} {
+			if seen[id] {
+				return nil, configErr(fmt.Sprintf("the plan moves tenant %q (scope %q) twice", m.Key, m.Scope), nil)
+			}
+			seen[id] = true
+		}
 		if _, err := cleanTenantPrefix(m.Scope); err != nil || m.Scope == "" {
 			return nil, configErr(fmt.Sprintf("tenant %q: scope %q is not a clean relative path", m.Key, m.Scope), nil)
 		}

@@ -727,3 +727,52 @@ func TestMigrateDeleteSourceLater(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateTempNameCollision: a tenant file named like the temporary
+// file of another of its files is copied, not taken for a leftover.
+func TestMigrateTempNameCollision(t *testing.T) {
+	ctx := context.Background()
+	daemons := []*testDaemon{startDaemon(t, ""), startDaemon(t, "")}
+	a, b := daemons[0].addr, daemons[1].addr
+	key := ""
+	for i := 0; key == ""; i++ {
+		if k := fmt.Sprint("t", i); agentbe.ShardFor(k, []string{a, b}) == b {
+			key = k
+		}
+	}
+	src := filepath.Join(daemons[0].root, "tenants", key)
+	must(t, os.MkdirAll(src, 0o755))
+	must(t, os.WriteFile(filepath.Join(src, "x"), []byte("x"), 0o644))
+	clash := filepath.Base(agentbe.MigrationTempName("d/x"))
+	must(t, os.WriteFile(filepath.Join(src, clash), []byte("mine"), 0o644))
+	before := snapshot(t, src)
+	plan, err := agentbe.PlanMigration([]string{a}, []string{a, b}, []string{key}, "tenants")
+	must(t, err)
+	_, err = agentbe.Migrate(ctx, plan, agentbe.MigrateOptions{Connect: migrateConnect(t, daemons)})
+	must(t, err)
+	checkMoved(t, daemons, plan, map[string]map[string]treeEntry{key: before})
+}
+
+// TestMigrateRefusesBadPlans: a plan that moves a key or a directory twice,
+// or names an unclean scope, is refused before anything is touched.
+func TestMigrateRefusesBadPlans(t *testing.T) {
+	connect := func(ctx context.Context, shard string) (*agentbe.Remote, error) {
+		t.Fatal("connected for a bad plan")
+		return nil, nil
+	}
+	for name, moves := range map[string][]agentbe.TenantMove{
+		"key twice":      {{Key: "k", Scope: "t/k", From: "a", To: "b"}, {Key: "k", Scope: "t/k2", From: "a", To: "c"}},
+		"scope twice":    {{Key: "k", Scope: "t/k", From: "a", To: "b"}, {Key: "l", Scope: "t/k", From: "c", To: "b"}},
+		"escaping scope": {{Key: "k", Scope: "../k", From: "a", To: "b"}},
+		"root scope":     {{Key: "k", Scope: "", From: "a", To: "b"}},
+		"same shard":     {{Key: "k", Scope: "t/k", From: "a", To: "a"}},
+	} {
+		_, err := agentbe.Migrate(context.Background(), &agentbe.MigrationPlan{Moves: moves}, agentbe.MigrateOptions{Connect: connect})
+		if !errors.Is(err, agentbe.ErrInvalidConfig) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := agentbe.Migrate(context.Background(), &agentbe.MigrationPlan{}, agentbe.MigrateOptions{}); !errors.Is(err, agentbe.ErrInvalidConfig) {
+		t.Errorf("no Connect: %v", err)
+	}
+}
