@@ -256,14 +256,14 @@ func (p *migrateProgress) report(ev agentbe.MigrationProgress) {
 	switch ev.Event {
 	case agentbe.MigrationStarted:
 		p.last[k] = time.Now()
-		fmt.Fprintf(p.w, "%s: %d files, %s: %s -> %s\n", k, ev.TotalFiles, humanBytes(ev.TotalBytes), ev.Move.From, ev.Move.To)
+		fmt.Fprintf(p.w, "%s: %s, %s: %s -> %s\n", k, countFiles(ev.TotalFiles), humanBytes(ev.TotalBytes), ev.Move.From, ev.Move.To)
 	case agentbe.MigrationFile:
 		if time.Since(p.last[k]) >= time.Second {
 			p.last[k] = time.Now()
 			fmt.Fprintf(p.w, "%s: %d/%d files, %s/%s\n", k, ev.Files, ev.TotalFiles, humanBytes(ev.Bytes), humanBytes(ev.TotalBytes))
 		}
 	case agentbe.MigrationVerified:
-		fmt.Fprintf(p.w, "%s: verified %d files, %s\n", k, ev.Files, humanBytes(ev.Bytes))
+		fmt.Fprintf(p.w, "%s: verified %s, %s\n", k, countFiles(ev.Files), humanBytes(ev.Bytes))
 	case agentbe.MigrationSourceDeleted:
 		fmt.Fprintf(p.w, "%s: source deleted on %s\n", k, ev.Move.From)
 	case agentbe.MigrationFailed:
@@ -298,8 +298,8 @@ func summarize(stdout, stderr io.Writer, report *agentbe.MigrationReport, f *mig
 		case r.Missing:
 			fmt.Fprintf(stdout, "%s: no directory on %s, nothing to move\n", k, r.Move.From)
 		default:
-			fmt.Fprintf(stdout, "%s: done: %d files (%d copied, %d already there), %s copied in %v (%s/s)\n",
-				k, r.Files, r.CopiedFiles, r.Files-r.CopiedFiles, humanBytes(r.CopiedBytes), r.Elapsed.Round(time.Millisecond),
+			fmt.Fprintf(stdout, "%s: done: %s (%d copied, %d already there), %s copied in %v (%s/s)\n",
+				k, countFiles(r.Files), r.CopiedFiles, r.Files-r.CopiedFiles, humanBytes(r.CopiedBytes), r.Elapsed.Round(time.Millisecond),
 				humanBytes(int64(float64(r.CopiedBytes)/max(r.Elapsed.Seconds(), 1e-3))))
 		}
 		if f.deleteSource && !r.SourceDeleted && len(r.Unmovable) > 0 {
@@ -324,6 +324,14 @@ func summarize(stdout, stderr io.Writer, report *agentbe.MigrationReport, f *mig
 		fmt.Fprintln(stdout, "sources kept: once the pool runs with the new shard list, --delete-source removes them")
 	}
 	return 0
+}
+
+// countFiles says "1 file", "2 files".
+func countFiles(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }
 
 // humanBytes formats n with a binary unit.
