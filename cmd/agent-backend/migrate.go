@@ -198,7 +198,10 @@ func runMigrate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		p, _ := strconv.Atoi(port)
 		return agentbe.NewRemote(agentbe.RemoteConfig{RootDir: f.rootDir, Host: host, Port: p, Token: token,
 			Secure: f.secure, HostKeyCallback: hostKeys, KeepaliveInterval: 15 * time.Second,
-			Reconnect: agentbe.ReconnectConfig{Disabled: true}, OperationTimeout: 10 * time.Minute})
+			// OperationTimeout bounds connecting only: the migration's
+			// transfers take as long as they take, while keepalives
+			// notice a daemon that stopped answering.
+			Reconnect: agentbe.ReconnectConfig{Disabled: true}, OperationTimeout: 30 * time.Second})
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
