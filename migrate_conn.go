@@ -108,8 +108,11 @@ func checkDirChain(ctx context.Context, c *shardConn, rel string, create bool) e
 		sub := strings.Join(elems[:i+1], "/")
 		fi, err := c.sftp.Lstat(ctx, c.path(sub))
 		if errors.Is(err, fs.ErrNotExist) && create {
-			if err = c.sftp.Mkdir(ctx, c.path(sub), 0o755); err == nil || errors.Is(err, fs.ErrExist) {
-				fi, err = c.sftp.Lstat(ctx, c.path(sub))
+			// Another tenant's migration may make it at the same time:
+			// whoever made it, it must be a directory now.
+			merr := c.sftp.Mkdir(ctx, c.path(sub), 0o755)
+			if fi, err = c.sftp.Lstat(ctx, c.path(sub)); err != nil && merr != nil {
+				err = merr
 			}
 		}
 		if err != nil {

@@ -776,3 +776,30 @@ func TestMigrateRefusesBadPlans(t *testing.T) {
 		t.Errorf("no Connect: %v", err)
 	}
 }
+
+// TestMigrateParallelTenantsShareParents: tenants migrated at once to a
+// daemon that has no prefix directory yet all get there (their
+// migrations race to make it).
+func TestMigrateParallelTenantsShareParents(t *testing.T) {
+	ctx := context.Background()
+	daemons := []*testDaemon{startDaemon(t, ""), startDaemon(t, "")}
+	a, b := daemons[0].addr, daemons[1].addr
+	var keys []string
+	for i := 0; len(keys) < 16; i++ {
+		if k := fmt.Sprint("t", i); agentbe.ShardFor(k, []string{a, b}) == b {
+			keys = append(keys, k)
+			dir := filepath.Join(daemons[0].root, "deep", "prefix", k)
+			must(t, os.MkdirAll(dir, 0o755))
+			must(t, os.WriteFile(filepath.Join(dir, "f"), []byte(k), 0o644))
+		}
+	}
+	plan, err := agentbe.PlanMigration([]string{a}, []string{a, b}, keys, "deep/prefix")
+	must(t, err)
+	_, err = agentbe.Migrate(ctx, plan, agentbe.MigrateOptions{Connect: migrateConnect(t, daemons), Parallel: 16})
+	must(t, err)
+	for _, k := range keys {
+		if got, err := os.ReadFile(filepath.Join(daemons[1].root, "deep", "prefix", k, "f")); err != nil || string(got) != k {
+			t.Errorf("%s: %q %v", k, got, err)
+		}
+	}
+}
