@@ -164,7 +164,7 @@ func fillTenants(t *testing.T, daemons []*testDaemon, keys []string) {
 func tenantKeys(n int) []string {
 	keys := make([]string, n)
 	for i := range keys {
-		keys[i] = fmt.Sprintf("tenant-%03d", i)
+		keys[i] = fmt.Sprintf("tenant-%05d", i)
 	}
 	return keys
 }
@@ -264,7 +264,7 @@ func TestMigrateThreeToFour(t *testing.T) {
 		daemons = append(daemons, startDaemon(t, ""))
 	}
 	old, grown := addrs(daemons[:3]), addrs(daemons)
-	keys := tenantKeys(80)
+	keys := tenantKeys(48)
 	fillTenants(t, daemons[:3], keys)
 
 	found, err := agentbe.DiscoverTenants(ctx, old, "tenants", migrateConnect(t, daemons))
@@ -278,8 +278,12 @@ func TestMigrateThreeToFour(t *testing.T) {
 	plan, err := agentbe.PlanMigration(old, grown, agentbe.FoundKeys(found), "tenants")
 	must(t, err)
 	checkPlan(t, plan, keys, old, grown)
-	if n := len(plan.Moves); n < len(keys)/10 || n > len(keys)*2/5 {
-		t.Errorf("%d of %d keys move to the fourth daemon, expected about a quarter", n, len(keys))
+	// About a quarter of the keys move (measured on many keys: these few
+	// vary with the daemons' random ports).
+	many, err := agentbe.PlanMigration(old, grown, tenantKeys(10000), "tenants")
+	must(t, err)
+	if f := float64(len(many.Moves)) / 10000; f < 0.22 || f > 0.28 {
+		t.Errorf("%.3f of the keys move to the fourth daemon, expected about a quarter", f)
 	}
 	for _, m := range plan.Moves {
 		if m.To != daemons[3].addr {
@@ -397,7 +401,7 @@ func TestMigrateThreeToFour(t *testing.T) {
 		t.Errorf("copied %d + %d files, the moved tenants hold %d", copied1, copied2, totalFiles)
 	}
 	// The tenants the first run finished are not copied again.
-	if again == 0 || again == len(plan.Moves) {
+	if again == 0 || again == len(plan.Moves) && len(plan.Moves) > 1 {
 		t.Errorf("the second run took up %d of %d tenants", again, len(plan.Moves))
 	}
 	if events[agentbe.MigrationStarted] != again || events[agentbe.MigrationVerified] != again ||
@@ -483,7 +487,7 @@ func TestMigrateFourToThree(t *testing.T) {
 		daemons = append(daemons, startDaemon(t, ""))
 	}
 	all, shrunk := addrs(daemons), addrs(daemons[:3])
-	keys := tenantKeys(40)
+	keys := tenantKeys(24)
 	fillTenants(t, daemons, keys)
 	before := map[string]map[string]treeEntry{}
 	for _, k := range keys {

@@ -70,7 +70,7 @@ func newRemotePool(t *testing.T, daemons []*testDaemon, mod func(*agentbe.PoolCo
 	return p
 }
 
-// TestPoolFailoverAcrossDaemons: with Failover, 1,000 keys over three real
+// TestPoolFailoverAcrossDaemons: with Failover, 300 keys over three real
 // daemons; one daemon dies; only its keys move, their operations fail fast
 // once, then work on the new owner. (The daemons share one workspace here:
 // a moved key's backend starts wherever it lands.)
@@ -93,7 +93,7 @@ func TestPoolFailoverAcrossDaemons(t *testing.T) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
-	for i := 0; i < 1000; i++ {
+	for i := 0; i < 300; i++ {
 		key := fmt.Sprint("tenant-", i)
 		wg.Add(1)
 		sem <- struct{}{}
@@ -118,8 +118,8 @@ func TestPoolFailoverAcrossDaemons(t *testing.T) {
 		count[o]++
 	}
 	for _, d := range daemons {
-		if c := count[d.addr]; c < 200 {
-			t.Errorf("daemon %s got %d of 1000 keys", d.addr, c)
+		if c := count[d.addr]; c < 60 {
+			t.Errorf("daemon %s got %d of 300 keys", d.addr, c)
 		}
 	}
 	victim := daemons[1]
