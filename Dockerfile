@@ -4,21 +4,26 @@
 #   docker run -p 3001:3001 -e AUTH_TOKEN=$(openssl rand -hex 32) agentbe
 #
 # Build arguments: INCLUDE_SSHD (true) adds openssh-server configured for
-# --conventional-ssh; AGENTBE_VERSION (local) is the version /health reports.
+# --conventional-ssh; AGENTBE_VERSION (local) is the version /health reports;
+# AGENTBE_REVISION (empty) is the VCS revision it reports under
+# build.revision (.git is not in the build context: pass
+# --build-arg AGENTBE_REVISION=$(git rev-parse HEAD)).
 # The daemon is a static Go binary built in the first stage: running it needs
 # no Node; Node 20, pnpm and tsx are installed for the agents' own use.
 
 ARG INCLUDE_SSHD=true
 ARG AGENTBE_VERSION=local
+ARG AGENTBE_REVISION=
 
 FROM golang:1.26 AS build
 ARG AGENTBE_VERSION
+ARG AGENTBE_REVISION
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath \
-      -ldflags "-s -w -X main.version=${AGENTBE_VERSION}" \
+      -ldflags "-s -w -X main.version=${AGENTBE_VERSION} -X main.revision=${AGENTBE_REVISION}" \
       -o /out/agent-backend ./cmd/agent-backend
 
 FROM ubuntu:22.04

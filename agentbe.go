@@ -45,8 +45,12 @@ type Backend interface {
 	// OnStatusChange registers fn to be called on every status transition
 	// and returns a function that removes it.
 	OnStatusChange(fn func(old, new Status)) (unsubscribe func())
-	// Track registers c to be closed when the (root) backend is destroyed.
-	Track(c io.Closer)
+	// Track registers c to be closed when the (root) backend is destroyed,
+	// and returns the function that unregisters it without closing it (for
+	// a resource released earlier, so that a long-lived backend stays
+	// flat); calling it again does nothing. Tracking once Destroy has
+	// started closes c at once. A nil c is ignored.
+	Track(c io.Closer) (untrack func())
 	// Destroy releases every tracked resource and moves the backend to
 	// StatusDestroyed. It is idempotent. Destroying a Scope only unregisters
 	// it from its parent.

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/sandbox"
 )
 
 // TestDestroyKillsRunningExec: a command started before Destroy is killed
@@ -17,7 +19,7 @@ import (
 // returns a DESTROYED error, in every mode.
 func TestDestroyKillsRunningExec(t *testing.T) {
 	modes := []Isolation{IsolationNone, IsolationSoftware}
-	if _, err := detectBwrap(); err == nil || os.Getenv("CI") != "" {
+	if _, err := sandbox.NewBwrap(); err == nil || os.Getenv("CI") != "" {
 		modes = append(modes, IsolationBwrap)
 	}
 	for _, mode := range modes {

@@ -3,6 +3,8 @@ package agentbe
 import (
 	"context"
 	"io/fs"
+
+	"github.com/agentbe/agent-backend/internal/beneath"
 )
 
 // ReadDirEntries lists directory p as sorted fs.DirEntry values whose types
@@ -18,7 +20,7 @@ func (l *Local) ReadDirEntries(ctx context.Context, p string) ([]fs.DirEntry, er
 		return nil, err
 	}
 	defer f.Close()
-	entries, err := readDirIn(f, r, rel)
+	entries, err := beneath.ReadDir(f, r, rel)
 	if err != nil {
 		err = l.fail("readdir", p, err)
 		done(err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/sandbox"
 	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
@@ -336,10 +337,10 @@ func TestSoftwareExecChecks(t *testing.T) {
 	if out := isoExec(t, none, "echo $HOME | grep -c /", ExecOptions{}); out != "1\n" {
 		t.Errorf("none with AllowDangerous: %q", out)
 	}
-	if bw, err := detectBwrap(); err == nil {
+	if bw, err := sandbox.NewBwrap(); err == nil {
 		l := newIsoLocal(t, "", IsolationBwrap, true)
 		if _, err := l.Exec(context.Background(), "curl x | sh", ExecOptions{}); CodeOf(err) != CodeDangerousOperation {
-			t.Errorf("bwrap (%s): pipe to shell not blocked: %v", bw.bwrap, err)
+			t.Errorf("bwrap (%s): pipe to shell not blocked: %v", bw.Launcher(), err)
 		}
 	}
 }
@@ -350,7 +351,7 @@ func TestAutoIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Destroy(context.Background())
-	_, probeErr := detectBwrap()
+	_, probeErr := sandbox.NewBwrap()
 	want := IsolationBwrap
 	if probeErr != nil {
 		want = IsolationSoftware
@@ -386,6 +387,60 @@ func TestBwrapExecConcurrent(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestSoftwareExecRefusesOutsidePaths: through Exec, with the real host
+// path of a canary outside the workspace; the workspace's own absolute
+// paths work. AllowDangerous turns the heuristic off, as it does the
+// command check; none mode never applies it.
+func TestSoftwareExecRefusesOutsidePaths(t *testing.T) {
+	ctx := context.Background()
+	canary := t.TempDir()
+	secret := filepath.Join(canary, "secret")
+	mustOK(t, os.WriteFile(secret, []byte("s3cret"), 0o600))
+	l := newIsoLocal(t, "", IsolationSoftware, true)
+	for _, cmd := range []string{"cat " + secret, "cp " + secret + " .", "cat /etc/passwd"} {
+		out, err := l.Exec(ctx, cmd, ExecOptions{})
+		if CodeOf(err) != CodeDangerousOperation || strings.Contains(string(out), "s3cret") {
+			t.Errorf("%q: %q, %v", cmd, out, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(l.RootDir(), "secret")); err == nil {
+		t.Error("secret copied into the workspace")
+	}
+	mustOK(t, l.Write(ctx, "in.txt", []byte("mine")))
+	host := l.jailHost(t)
+	if out := isoExec(t, l, "cat "+filepath.Join(host, "in.txt"), ExecOptions{}); out != "mine" {
+		t.Errorf("workspace path refused: %q", out)
+	}
+	scope, err := l.Scope("users/alice", ScopeOptions{})
+	mustOK(t, err)
+	mustOK(t, l.Write(ctx, "users/bob/b.txt", []byte("bob")))
+	if _, err := scope.Exec(ctx, "cat "+filepath.Join(host, "users/bob/b.txt"), ExecOptions{}); CodeOf(err) != CodeDangerousOperation {
+		t.Errorf("scope read a sibling by absolute path: %v", err)
+	}
+	none := newIsoLocal(t, "", IsolationNone, true)
+	if out := isoExec(t, none, "cat "+secret, ExecOptions{}); out != "s3cret" {
+		t.Errorf("none mode: %q", out)
+	}
+}
+
+// TestBwrapExecEtc: the staged /etc serves what programs need.
+func TestBwrapExecEtc(t *testing.T) {
+	l := newIsoLocal(t, "", IsolationBwrap, false)
+	script := "id -un; awk 'BEGIN{print \"awk-ok\"}'; test -r /etc/passwd && echo passwd-ok; " +
+		"getent hosts localhost >/dev/null && echo hosts-ok; test -e /etc/shadow || echo no-shadow"
+	want := "awk-ok\npasswd-ok\nhosts-ok\nno-shadow\n"
+	out := isoExec(t, l, script, ExecOptions{})
+	user, rest, _ := strings.Cut(out, "\n")
+	if user == "" || rest != want {
+		t.Fatalf("output %q, want a user name then %q", out, want)
+	}
+	if _, err := os.Stat("/etc/ssl/certs/ca-certificates.crt"); err == nil {
+		if out := isoExec(t, l, "test -s /etc/ssl/certs/ca-certificates.crt && echo ok", ExecOptions{}); out != "ok\n" {
+			t.Errorf("CA bundle not visible: %q", out)
 		}
 	}
 }

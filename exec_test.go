@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/sandbox"
 )
 
 func newExecLocal(t *testing.T, cfg LocalConfig) *Local {
@@ -47,7 +49,7 @@ func TestExecBasics(t *testing.T) {
 		{"Dir", "pwd; echo $HOME", ExecOptions{Dir: "sub/dir"}, root + "/sub/dir\n" + root + "/sub/dir\n"},
 		{"Dir absolute in root", "pwd", ExecOptions{Dir: filepath.Join(root, "sub")}, root + "/sub\n"},
 		{"process env not inherited", "echo $AGENTBE_PROC_VAR", ExecOptions{}, "\n"},
-		{"clean base", "echo $PATH $LANG $TERM", ExecOptions{}, cleanEnvPath + " C.UTF-8 dumb\n"},
+		{"clean base", "echo $PATH $LANG $TERM", ExecOptions{}, sandbox.DefaultPath + " C.UTF-8 dumb\n"},
 		{"backend over process", "echo $AGENTBE_OVERRIDE $AGENTBE_B", ExecOptions{}, "backend backend\n"},
 		{"call over backend", "echo $AGENTBE_OVERRIDE", ExecOptions{Env: map[string]string{"AGENTBE_OVERRIDE": "call"}}, "call\n"},
 		{"stdin is empty", "cat; echo done", ExecOptions{}, "done\n"},
@@ -271,5 +273,19 @@ func TestExecMemoryNotImplemented(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Op != "exec" || e.Backend != KindMemory {
 		t.Fatalf("not-implemented error lacks op/backend: %#v", err)
+	}
+}
+
+// TestExecCancelledBeforeStart: a context already done when the command
+// would start gives the context's error, as a cancel during the run does
+// (it was "cannot start command: context canceled", which errors.Is could
+// not tell from a spawn failure).
+func TestExecCancelledBeforeStart(t *testing.T) {
+	l := ctLocal(t, LocalConfig{Isolation: IsolationSoftware})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := l.Exec(ctx, "true", ExecOptions{})
+	if !errors.Is(err, context.Canceled) || CodeOf(err) != CodeExecFailed {
+		t.Fatalf("Exec with a done context = %v (code %s)", err, CodeOf(err))
 	}
 }

@@ -1,27 +1,26 @@
 package agentbe
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
+	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/agentbe/agent-backend/internal/sandbox"
 	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 func TestSelectSandbox(t *testing.T) {
-	okLayout := bwrapLayout{bwrap: "/usr/bin/bwrap"}
-	usable := func() (bwrapLayout, error) { return okLayout, nil }
-	unusable := func() (bwrapLayout, error) {
-		return bwrapLayout{}, errors.New("probe sandbox failed: bwrap: No permissions to create a new namespace")
+	usable := func() (sandbox.Sandbox, error) { return fakeBwrap{}, nil }
+	unusable := func() (sandbox.Sandbox, error) {
+		return nil, errors.New("probe sandbox failed: bwrap: No permissions to create a new namespace")
 	}
 	tests := []struct {
 		mode     Isolation
-		probe    func() (bwrapLayout, error)
+		probe    func() (sandbox.Sandbox, error)
 		want     Isolation
 		wantCode ErrorCode
 		wantLog  string
@@ -54,8 +53,8 @@ func TestSelectSandbox(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if sb.mode() != tt.want {
-			t.Errorf("%s: mode %s", name, sb.mode())
+		if Isolation(sb.Mode()) != tt.want {
+			t.Errorf("%s: mode %s", name, sb.Mode())
 		}
 		switch {
 		case tt.wantLog == "" && len(logged) != 0:
@@ -69,88 +68,42 @@ func TestSelectSandbox(t *testing.T) {
 	}
 }
 
-// TestProbeBwrapFailure runs the real probe against a bwrap that cannot
-// create namespaces (a stand-in script failing like bwrap does in a
-// restricted container).
-func TestProbeBwrapFailure(t *testing.T) {
-	dir := t.TempDir()
-	fake := filepath.Join(dir, "bwrap")
-	script := "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces' >&2\nexit 1\n"
-	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	_, err := probeBwrap(fake)
-	if err == nil || !strings.Contains(err.Error(), "No permissions to creating new namespace") {
-		t.Fatalf("probe error = %v", err)
-	}
-	if _, err := probeBwrap(filepath.Join(dir, "missing")); err == nil {
-		t.Fatal("probe of a missing binary succeeded")
-	}
-}
+// fakeBwrap stands for a usable bwrap sandbox.
+type fakeBwrap struct{}
 
-func TestPlainSandbox(t *testing.T) {
-	t.Setenv("AGENTBE_TEST_PROCESS_VAR", "secret")
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	spec := sandboxSpec{Shell: "/bin/sh", Command: "echo hi", Root: root, HostRoot: "/srv/ws", WorkRel: "a/b",
-		Env: map[string]string{"FOO": "1", "HOME": "/nope"}}
-	for _, inherit := range []bool{false, true} {
-		spec.Inherit = inherit
-		la, err := plainSandbox{IsolationSoftware}.prepare(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(la.argv, []string{"/bin/sh", "-c", "echo hi"}) || !strings.HasPrefix(la.dir, "/proc/self/fd/") {
-			t.Fatalf("argv %v dir %q", la.argv, la.dir)
-		}
-		for _, kv := range []string{"FOO=1", "HOME=/srv/ws/a/b", "PWD=/srv/ws/a/b", "LANG=C.UTF-8"} {
-			if !inherit && !slices.Contains(la.env, kv) || inherit && !slices.Contains(la.env, kv) && kv != "LANG=C.UTF-8" {
-				t.Errorf("inherit=%v: env lacks %s", inherit, kv)
-			}
-		}
-		if got := slices.Contains(la.env, "AGENTBE_TEST_PROCESS_VAR=secret"); got != inherit {
-			t.Errorf("inherit=%v: process variable present = %v", inherit, got)
-		}
-		la.release()
-	}
-	spec.WorkRel = "missing"
-	if _, err := (plainSandbox{IsolationNone}).prepare(spec); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("missing work dir: %v", err)
-	}
+func (fakeBwrap) Mode() sandbox.Mode { return sandbox.Bwrap }
+func (fakeBwrap) Launcher() string   { return "/usr/bin/bwrap" }
+func (fakeBwrap) Command(context.Context, sandbox.Spec) (*sandbox.Cmd, error) {
+	return nil, errors.New("fake")
 }
 
 // requireBwrap returns the cached probe result, skipping the test when bwrap
 // is unusable here, unless CI is set: CI installs bubblewrap, so there an
 // unusable bwrap fails the test.
-func requireBwrap(t testing.TB) bwrapLayout {
+func requireBwrap(t testing.TB) sandbox.Sandbox {
 	t.Helper()
-	l, err := detectBwrap()
+	sb, err := sandbox.NewBwrap()
 	if err != nil {
 		testenv.Require(t, false, fmt.Sprintf("a usable bwrap (%v)", err))
 	}
-	return l
+	return sb
 }
 
-func TestDetectBwrapCached(t *testing.T) {
-	l1, err1 := detectBwrap()
-	l2, err2 := detectBwrap()
-	if !slices.Equal(l1.sys, l2.sys) || (err1 == nil) != (err2 == nil) {
-		t.Fatal("probe result not stable")
-	}
-	if _, err := exec.LookPath("bwrap"); err != nil && err1 == nil {
-		t.Fatal("probe succeeded without bwrap on PATH")
-	}
-	if err1 == nil {
-		sb, err := newSandbox(IsolationAuto)
-		if err != nil || sb.mode() != IsolationBwrap {
-			t.Fatalf("auto with usable bwrap: %v, %v", sb, err)
+// TestAutoFallbackIsLoud: auto falling back to software warns once, naming
+// what is and is not confined; choosing bwrap is an Info line.
+func TestAutoFallbackIsLoud(t *testing.T) {
+	var buf bytes.Buffer
+	lg := slog.New(slog.NewTextHandler(&buf, nil))
+	logAutoChoice(lg, IsolationSoftware, "bwrap not found in PATH")
+	out := buf.String()
+	for _, want := range []string{"level=WARN", "isolation=software", "bwrap not found", "unsandboxed", "file tools stay jailed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("warning lacks %q: %s", want, out)
 		}
+	}
+	buf.Reset()
+	logAutoChoice(lg, IsolationBwrap, "probe ok")
+	if !strings.Contains(buf.String(), "level=INFO") {
+		t.Errorf("bwrap choice: %s", buf.String())
 	}
 }

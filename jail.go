@@ -5,16 +5,15 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/agentbe/agent-backend/internal/beneath"
 	"github.com/agentbe/agent-backend/internal/replace"
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
@@ -40,8 +39,9 @@ type jail struct {
 	untrack  func()
 	closed   bool
 
-	// dir is the same directory as root, opened from it, for openBeneath
-	// (os.Root does not expose its descriptor); opened on first use.
+	// dir is the same directory as root, opened from it, for the fast
+	// paths of internal/beneath (os.Root does not expose its descriptor);
+	// opened on first use.
 	dir        *os.File
 	untrackDir func()
 	dirFailed  bool
@@ -80,7 +80,7 @@ func openRootJail(hostDir string, life *lifecycle) (*jail, error) {
 	if err != nil {
 		return nil, err
 	}
-	life.Track(r)
+	life.track(r)
 	return &jail{root: r, hostReal: real, life: life}, nil
 }
 
@@ -118,7 +118,7 @@ func (j *jail) get() (*os.Root, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	r, err := openRootNoFollow(pr, j.rel)
+	r, err := wspath.OpenNoFollow(pr, j.rel)
 	if err != nil {
 		return nil, "", err
 	}
@@ -131,87 +131,7 @@ func (j *jail) get() (*os.Root, string, error) {
 // symbolic link: a scope root is reached without following any link, since
 // whoever can write the parent directory (another tenant, or the scope's
 // own user one level up) could otherwise point it at a sibling's files.
-var ErrScopeLink = errors.New("scope path goes through a symbolic link")
-
-// openRootNoFollow opens directory rel (clean, relative) below r one
-// component at a time, refusing any component that is a symbolic link. Each
-// component is checked with Lstat, opened, and the opened directory compared
-// with what Lstat saw, so a swap between the two is refused as well.
-func openRootNoFollow(r *os.Root, rel string) (*os.Root, error) {
-	cur := r
-	closeCur := func() {
-		if cur != r {
-			cur.Close()
-		}
-	}
-	for _, name := range strings.Split(rel, "/") {
-		fi, err := cur.Lstat(name)
-		if err != nil {
-			closeCur()
-			return nil, &fs.PathError{Op: "scope", Path: rel, Err: underlying(err)}
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			closeCur()
-			return nil, &wrapped{msg: "scope " + rel, err: ErrScopeLink, is: ErrPathEscape}
-		}
-		if !fi.IsDir() {
-			closeCur()
-			return nil, &fs.PathError{Op: "scope", Path: rel, Err: syscall.ENOTDIR}
-		}
-		next, err := cur.OpenRoot(name)
-		if err != nil {
-			closeCur()
-			return nil, &fs.PathError{Op: "scope", Path: rel, Err: underlying(err)}
-		}
-		closeCur()
-		cur = next
-		if got, err := cur.Stat("."); err != nil || !os.SameFile(fi, got) {
-			cur.Close()
-			return nil, &wrapped{msg: "scope " + rel + " changed while it was opened", err: ErrScopeLink, is: ErrPathEscape}
-		}
-	}
-	return cur, nil
-}
-
-// mkdirNoFollow creates directory rel (clean, relative) below r and its
-// missing parents, like MkdirAll but refusing, as openRootNoFollow does,
-// any component that is a symbolic link: creating a scope's directory must
-// not create directories wherever a planted link points.
-func mkdirNoFollow(r *os.Root, rel string) error {
-	if rel == "." {
-		return nil
-	}
-	cur := r
-	defer func() {
-		if cur != r {
-			cur.Close()
-		}
-	}()
-	for _, name := range strings.Split(rel, "/") {
-		if err := cur.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return &fs.PathError{Op: "mkdir", Path: rel, Err: underlying(err)}
-		}
-		next, err := openRootNoFollow(cur, name)
-		if err != nil {
-			return err
-		}
-		if cur != r {
-			cur.Close()
-		}
-		cur = next
-	}
-	return nil
-}
-
-// underlying is the innermost cause of a path error (without the path,
-// which names a jail-relative component).
-func underlying(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
+var ErrScopeLink = wspath.ErrLink
 
 // close releases the root of a scope's jail early (when the scope is
 // destroyed, not the backend); later calls of get fail with ErrDestroyed.
@@ -276,17 +196,6 @@ func follow[T any](r *os.Root, host, rel string, op func(string) (T, error)) (T,
 		return zero, rerr
 	}
 	return op(real)
-}
-
-// tempName returns a hidden sibling name for an atomic replacement of rel:
-// ".<base>.<13 base-36 digits>.tmp", the exact form RemoveStaleTemps
-// recognises. The name need not be unpredictable: it is created with
-// O_EXCL, which refuses any existing entry (a planted link included), and
-// retried.
-func tempName(rel string) string {
-	dir, base := path.Split(rel)
-	n := strconv.FormatUint(rand.Uint64(), 36)
-	return dir + "." + base + "." + strings.Repeat("0", tempDigits-len(n)) + n + ".tmp"
 }
 
 // atomicFile writes to a temporary sibling and renames it over the target
@@ -400,12 +309,12 @@ func createInParent(ctx context.Context, r *os.Root, rel string, create bool) *a
 		mode: mode, keep: keep}
 }
 
-// openTemp creates a new temporary sibling of target (see tempName),
+// openTemp creates a new temporary sibling of target (see beneath.TempName),
 // trying another name if one exists already.
 func openTemp(r *os.Root, target string, mode fs.FileMode) (f *os.File, tmp string, err error) {
 	for try := 0; try < 3; try++ {
-		tmp = tempName(target)
-		f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNoWait, mode)
+		tmp = beneath.TempName(target)
+		f, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|beneath.NoWait, mode)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}

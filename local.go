@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/agentbe/agent-backend/internal/sandbox"
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
@@ -73,7 +74,7 @@ type Local struct {
 	life    *lifecycle
 	jail    *jail
 	shell   string
-	sb      sandbox
+	sb      sandbox.Sandbox
 	checker *SafetyChecker
 	log     opLog
 	scopes  *scopeSet
@@ -118,7 +119,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	// The workspace-escape class of the check applies where no kernel
 	// confinement keeps commands in the workspace (see SafetyPolicy).
 	policy := cfg.Safety
-	policy.Confined = sb.mode() == IsolationBwrap
+	policy.Confined = sb.Mode() == sandbox.Bwrap
 	checker, err := NewSafetyChecker(policy)
 	if err != nil {
 		return nil, err
@@ -155,11 +156,12 @@ func (l *Local) Status() Status { return l.life.Status() }
 // OnStatusChange subscribes fn to status transitions.
 func (l *Local) OnStatusChange(fn func(old, new Status)) func() { return l.life.OnStatusChange(fn) }
 
-// Track registers c to be closed by Destroy.
-func (l *Local) Track(c io.Closer) { l.life.Track(c) }
+// Track registers c to be closed by Destroy and returns the function that
+// unregisters it; see Backend.
+func (l *Local) Track(c io.Closer) (untrack func()) { return l.life.track(c) }
 
 // Isolation reports the effective isolation mode (auto resolved).
-func (l *Local) Isolation() Isolation { return l.sb.mode() }
+func (l *Local) Isolation() Isolation { return Isolation(l.sb.Mode()) }
 
 // Destroy closes every tracked resource (MCP clients, the workspace root
 // handle) and moves to StatusDestroyed. Scopes are not destroyed: they

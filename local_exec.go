@@ -1,7 +1,6 @@
 package agentbe
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,30 +10,22 @@ import (
 	"time"
 
 	"github.com/agentbe/agent-backend/internal/procs"
+	"github.com/agentbe/agent-backend/internal/sandbox"
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
-// resolveShell picks the shell once per backend, as daemon.md says: bash is
-// /bin/bash, sh is /bin/sh, auto prefers /bin/bash and falls back to /bin/sh.
+// resolveShell picks the shell once per backend (sandbox.ResolveShell),
+// with the backend's errors.
 func resolveShell(s Shell) (string, error) {
-	var candidates []string
-	switch s {
-	case "", ShellAuto:
-		candidates = []string{"/bin/bash", "/bin/sh"}
-	case ShellBash:
-		candidates = []string{"/bin/bash"}
-	case ShellSh:
-		candidates = []string{"/bin/sh"}
-	default:
+	p, err := sandbox.ResolveShell(string(s))
+	var none *sandbox.NoShellError
+	switch {
+	case errors.Is(err, sandbox.ErrUnknownShell):
 		return "", configErr("unknown shell "+string(s), nil)
+	case errors.As(err, &none):
+		return "", &Error{Code: CodeMissingUtilities, Op: "config", Reason: none.Error(), Err: ErrMissingUtility}
 	}
-	for _, c := range candidates {
-		if fi, err := os.Stat(c); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return c, nil
-		}
-	}
-	return "", &Error{Code: CodeMissingUtilities, Op: "config",
-		Reason: "no usable shell (" + strings.Join(candidates, ", ") + ")", Err: ErrMissingUtility}
+	return p, err
 }
 
 // Exec runs command with the backend's shell in the workspace root (or
@@ -44,11 +35,17 @@ func resolveShell(s Shell) (string, error) {
 // compiled once, at construction) unless AllowDangerous is set: the
 // dangerous class in every mode, the workspace-escape class (cd, $HOME,
 // "..") only in the modes that do not confine commands (software, none;
-// see SafetyPolicy). In software mode it must also pass checkSoftwarePaths. The environment follows one
-// rule in every mode (commandEnv): a clean base, never this process's
-// variables unless LocalConfig.InheritEnv, then LocalConfig.Env, the
-// scope's and the call's Env; HOME and PWD are the working directory. The working directory is reached through the
-// descriptor of the directory that was validated, never by name again.
+// see SafetyPolicy). In software mode it must also pass the absolute-path
+// heuristic (see IsolationSoftware).
+//
+// The environment follows one rule in every mode: a clean base, never this
+// process's variables (PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin,
+// LANG=C.UTF-8, TERM=dumb, SHELL the backend's shell, TMPDIR the mode's
+// temporary directory), or this process's environment with
+// LocalConfig.InheritEnv; then LocalConfig.Env, the scope's and the call's
+// Env; HOME and PWD are the working directory. The working directory is
+// reached through the descriptor of the directory that was validated,
+// never by name again.
 //
 // Cancelling ctx, reaching opts.Timeout or destroying the backend kills the
 // command's whole process group (under bwrap, the whole sandbox; in the
@@ -83,8 +80,8 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	if err != nil {
 		return nil, "", l.fail("exec", ".", err)
 	}
-	if l.sb.mode() == IsolationSoftware && !l.cfg.AllowDangerous {
-		if err := checkSoftwarePaths(command, host, l.rootDir); err != nil {
+	if l.sb.Mode() == sandbox.Software && !l.cfg.AllowDangerous {
+		if err := sandbox.CheckSoftwarePaths(command, host, l.rootDir); err != nil {
 			return nil, "", &Error{Code: CodeDangerousOperation, Op: "exec", Command: command,
 				Backend: KindLocal, Err: err}
 		}
@@ -97,33 +94,27 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	if err := validateEnv(env); err != nil {
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal, Err: err}
 	}
-	la, err := l.sb.prepare(sandboxSpec{Shell: l.shell, Command: command, Root: root,
-		HostRoot: host, WorkRel: workRel, Env: env, Inherit: l.cfg.InheritEnv})
-	if err != nil {
-		return nil, "", l.fail("exec", opts.Dir, err)
-	}
-
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, la.argv[0], la.argv[1:]...)
-	cmd.Env, cmd.Dir, cmd.Stdin, cmd.ExtraFiles = la.env, la.dir, commandStdin(opts.Stdin), la.extra
-	startOwnGroup(cmd)
-	killer := groupKiller{cmd: cmd, init: la.init}
-	la.init = nil
-	defer killer.init.close()
-	cmd.Cancel = killer.kill
+	sc, err := l.sb.Command(ctx, sandbox.Spec{Shell: l.shell, Command: command, Root: root,
+		HostRoot: host, WorkRel: workRel, Env: env, Inherit: l.cfg.InheritEnv})
+	if err != nil {
+		return nil, "", l.fail("exec", opts.Dir, err)
+	}
+	defer sc.Done()
+	cmd := sc.Cmd
+	cmd.Stdin = procs.Stdin(opts.Stdin)
 	// Grandchildren may hold the output pipes open after a kill.
 	cmd.WaitDelay = 2 * time.Second
 
-	stdout := &capBuffer{max: l.outputCap()}
-	stderr := &capBuffer{max: maxStderrKept}
-	var pipes *outputPipes
+	stdout := &procs.CapBuffer{Max: l.outputCap()}
+	stderr := &procs.CapBuffer{Max: maxStderrKept}
+	var pipes *procs.OutputPipes
 	if opts.Stdout == nil && opts.Stderr == nil {
-		if pipes, err = newOutputPipes(cmd); err != nil {
-			la.release()
+		if pipes, err = procs.NewOutputPipes(cmd); err != nil {
 			return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
 				Err: errors.New("cannot start command: " + err.Error())}
 		}
@@ -140,18 +131,24 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		}
 	}
 	startErr := procs.Start(cmd)
-	la.release()
+	sc.Started()
 	if pipes != nil {
-		pipes.started(startErr)
+		pipes.Started(startErr)
 	}
 	if startErr != nil {
+		if ctx.Err() != nil {
+			// Cancelled (or timed out) while starting: the same answer as
+			// a cancel a moment later, so callers can tell it by errors.Is.
+			return nil, "", &Error{Code: CodeExecFailed, Op: "exec", Command: command,
+				Backend: KindLocal, Err: ctx.Err()}
+		}
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
 			Err: errors.New("cannot start command: " + scrubHost(startErr.Error(), host))}
 	}
-	untrack := l.life.track(killer)
+	untrack := l.life.track(sc)
 	var runErr error
 	if pipes != nil {
-		runErr = pipes.wait(cmd, stdout, stderr, cmd.WaitDelay)
+		runErr = pipes.Wait(cmd, stdout, stderr, cmd.WaitDelay)
 	} else {
 		runErr = cmd.Wait()
 	}
@@ -160,7 +157,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		if opts.Stdout != nil {
 			return nil, stderr.String(), nil
 		}
-		return stdout.result(), stderr.String(), nil
+		return stdout.Result(), stderr.String(), nil
 	}
 	if l.life.dead() {
 		return nil, stderr.String(), &Error{Code: CodeDestroyed, Op: "exec", Command: command,
@@ -175,27 +172,9 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
 			Err: errors.New("command failed: " + scrubHost(runErr.Error(), host))}
 	}
-	xe := &ExitError{Command: command, ExitCode: ee.ExitCode(), Stdout: stdout.result(), Stderr: stderr.Bytes()}
+	xe := &ExitError{Command: command, ExitCode: ee.ExitCode(), Stdout: stdout.Result(), Stderr: stderr.Bytes()}
 	return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
 		Backend: KindLocal, Err: xe}
-}
-
-// groupKiller kills a running command: its process group and, under
-// bwrap, the sandbox's init, which has left that group (see sandboxInit).
-// It is the command's Cancel, and what Destroy closes.
-type groupKiller struct {
-	cmd  *exec.Cmd
-	init *sandboxInit // nil outside bwrap
-}
-
-func (g groupKiller) kill() error {
-	g.init.kill(g.cmd.Process.Pid)
-	return killGroup(g.cmd)
-}
-
-func (g groupKiller) Close() error {
-	_ = g.kill()
-	return nil
 }
 
 // DefaultMaxOutputBytes is the cap on collected stdout when
@@ -298,62 +277,6 @@ func mergeMaps(maps ...map[string]string) map[string]string {
 
 // maxStderrKept bounds the stderr kept for an *ExitError.
 const maxStderrKept = 1 << 20
-
-// capBuffer collects output up to max bytes (0: unlimited) and counts the
-// rest, so a chatty command cannot exhaust memory. It deliberately has no
-// ReadFrom, so io.Copy goes through Write and the cap.
-type capBuffer struct {
-	buf   bytes.Buffer
-	max   int
-	total int64
-}
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	c.total += int64(len(p))
-	if c.max > 0 {
-		room := c.max - c.buf.Len()
-		if room <= 0 {
-			return len(p), nil
-		}
-		if len(p) > room {
-			c.buf.Write(p[:room])
-			return len(p), nil
-		}
-	}
-	return c.buf.Write(p)
-}
-
-func (c *capBuffer) Bytes() []byte  { return c.buf.Bytes() }
-func (c *capBuffer) String() string { return c.buf.String() }
-
-// result returns the collected output, with a note when it was truncated.
-func (c *capBuffer) result() []byte {
-	if c.max > 0 && c.total > int64(c.buf.Len()) {
-		fmt.Fprintf(&c.buf, truncatedFormat, c.total, c.max)
-	}
-	return c.buf.Bytes()
-}
-
-// truncatedFormat is the note result appends to truncated output.
-const truncatedFormat = "\n\n... [Output truncated. Full output was %d bytes, showing first %d]"
-
-// splitTruncated takes result's note off out: it returns the output kept
-// and the full length the note gives, or out and 0 when out does not end
-// with a note that matches what it holds.
-func splitTruncated(out []byte) ([]byte, int64) {
-	const lead = "\n\n... [Output truncated. Full output was "
-	i := bytes.LastIndex(out, []byte(lead))
-	if i < 0 || out[len(out)-1] != ']' {
-		return out, 0
-	}
-	var total int64
-	var shown int
-	if n, err := fmt.Sscanf(string(out[i:]), truncatedFormat, &total, &shown); err != nil || n != 2 ||
-		shown != i || total <= int64(shown) || fmt.Sprintf(truncatedFormat, total, shown) != string(out[i:]) {
-		return out, 0
-	}
-	return out[:i], total
-}
 
 // multiWriter writes to both writers; the first one's error wins.
 type multiWriter [2]interface{ Write([]byte) (int, error) }

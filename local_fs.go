@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/beneath"
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
@@ -92,7 +93,7 @@ func (l *Local) read(ctx context.Context, p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if data, ok := readBeneath(l.jail.dirFile(), rel, effectiveReadLimit(l.cfg.MaxReadBytes)); ok {
+	if data, ok := beneath.ReadFile(l.jail.dirFile(), rel, effectiveReadLimit(l.cfg.MaxReadBytes)); ok {
 		return data, nil
 	}
 	f, fi, _, err := l.openResolved("read", p, r, host, rel)
@@ -149,12 +150,12 @@ func (l *Local) openIn(ctx context.Context, op, p string) (*os.File, fs.FileInfo
 // openResolved is openIn once l.at has resolved p to rel in r; it returns
 // the path within r that was opened (a link followed changes it).
 func (l *Local) openResolved(op, p string, r *os.Root, host, rel string) (*os.File, fs.FileInfo, string, error) {
-	f, ok := openBeneath(l.jail.dirFile(), r.Name()+"/"+rel, rel, os.O_RDONLY|openNoWait)
+	f, ok := beneath.Open(l.jail.dirFile(), r.Name()+"/"+rel, rel, os.O_RDONLY|beneath.NoWait)
 	if !ok {
 		var err error
 		f, err = follow(r, host, rel, func(try string) (*os.File, error) {
 			rel = try
-			return r.OpenFile(try, os.O_RDONLY|openNoWait, 0)
+			return r.OpenFile(try, os.O_RDONLY|beneath.NoWait, 0)
 		})
 		if err != nil {
 			return nil, nil, "", l.fail(op, p, err)
@@ -190,7 +191,7 @@ func (l *Local) write(ctx context.Context, p string, data []byte) error {
 		return err
 	}
 	if rel != "." {
-		if ok, err := writeBeneath(ctx, l.jail.dirFile(), rel, data, true); ok {
+		if ok, err := beneath.Write(ctx, l.jail.dirFile(), rel, data, true); ok {
 			return l.fail("write", p, err)
 		}
 	}
@@ -419,7 +420,9 @@ func (l *Local) touch(ctx context.Context, p string) error {
 	if err != nil {
 		return err
 	}
-	openIt := func(rel string) (*os.File, error) { return r.OpenFile(rel, os.O_WRONLY|os.O_CREATE|openNoWait, 0o644) }
+	openIt := func(rel string) (*os.File, error) {
+		return r.OpenFile(rel, os.O_WRONLY|os.O_CREATE|beneath.NoWait, 0o644)
+	}
 	f, err := follow(r, host, rel, openIt)
 	if errors.Is(err, fs.ErrNotExist) && rel != "." {
 		if merr := r.MkdirAll(path.Dir(rel), 0o755); merr != nil {
@@ -478,7 +481,10 @@ func (l *Local) realPath(ctx context.Context, p string) (string, error) {
 func (l *Local) ensureDir(ctx context.Context, rel string) error {
 	r, _, err := l.jail.get()
 	if err == nil {
-		err = mkdirNoFollow(r, rel)
+		var d *os.Root
+		if d, err = wspath.MkdirNoFollow(r, rel, 0o755); err == nil {
+			d.Close()
+		}
 	}
 	return l.fail("mkdir", rel, err)
 }

@@ -3,6 +3,7 @@ package agentbe
 import (
 	"context"
 
+	"github.com/agentbe/agent-backend/internal/beneath"
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
@@ -22,7 +23,7 @@ func (l *Local) WriteInDir(ctx context.Context, p string, data []byte) (bool, er
 		return false, nil
 	}
 	done := l.log.begin("write", p) // logged only if this call writes
-	if ok, err := writeBeneath(ctx, l.jail.dirFile(), rel, data, wspath.IsASCII(rel)); ok {
+	if ok, err := beneath.Write(ctx, l.jail.dirFile(), rel, data, wspath.IsASCII(rel)); ok {
 		err = l.fail("write", p, err)
 		done(err)
 		return true, err

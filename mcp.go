@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/procs"
 	"github.com/agentbe/agent-backend/mcp"
 )
 
@@ -39,7 +40,7 @@ func NewMCPServerWith(b Backend, opts mcp.ServerOptions) *mcp.Server {
 			}
 			// The tool cuts the output again, with a note of its own that
 			// gives the full length.
-			res.Stdout, res.StdoutTotal = splitTruncated(res.Stdout)
+			res.Stdout, res.StdoutTotal = procs.SplitTruncated(res.Stdout)
 			return res, nil
 		}
 	}
@@ -103,8 +104,8 @@ func MCPTransport(ctx context.Context, b Backend, opts MCPOptions) (io.ReadWrite
 		rwc = serveInProcess(target, opts.Server)
 	}
 	t := &trackedStream{ReadWriteCloser: rwc, hooks: newCloseHooks(release)}
-	// A destroyed b closes t at once, inside trackCloser.
-	t.hooks.setUntrack(trackCloser(b, t))
+	// A destroyed b closes t at once, inside Track.
+	t.hooks.setUntrack(b.Track(t))
 	return t, nil
 }
 
@@ -151,7 +152,7 @@ func remoteClient(ctx context.Context, b Backend, r *Remote, opts MCPOptions, in
 		release()
 		return nil, err
 	}
-	hooks.setUntrack(trackCloser(b, c))
+	hooks.setUntrack(b.Track(c))
 	return c, nil
 }
 
@@ -170,6 +171,9 @@ func newCloseHooks(release func()) *closeHooks {
 }
 
 func (h *closeHooks) setUntrack(u func()) {
+	if u == nil { // a third-party backend's Track
+		u = func() {}
+	}
 	h.mu.Lock()
 	h.untrack = u
 	h.mu.Unlock()
@@ -202,28 +206,6 @@ func (t *trackedStream) Close() error {
 		t.hooks.run()
 	})
 	return t.err
-}
-
-// trackCloser registers c with b's root backend and returns the function
-// that unregisters it; over a backend of another package it falls back to
-// Track and Untrack.
-func trackCloser(b Backend, c io.Closer) (untrack func()) {
-	for {
-		switch v := b.(type) {
-		case *Local:
-			return v.life.track(c)
-		case *Memory:
-			return v.life.track(c)
-		case *Scope:
-			b = v.parent
-			continue
-		}
-		b.Track(c)
-		if u, ok := b.(interface{ Untrack(io.Closer) }); ok {
-			return func() { u.Untrack(c) }
-		}
-		return func() {}
-	}
 }
 
 // mcpTarget applies opts.ScopePath to b. release destroys the scope it made
@@ -259,7 +241,7 @@ func spawnDaemon(ctx context.Context, l *Local, target Backend, binary string) (
 		binary = "agent-backend"
 	}
 	args := []string{"daemon", "--rootDir", l.rootDir, "--local-only",
-		"--isolation", string(l.sb.mode()), "--shell", shellFlag(l.shell)}
+		"--isolation", string(l.sb.Mode()), "--shell", shellFlag(l.shell)}
 	if s, ok := target.(*Scope); ok {
 		args = append(args, "--scopePath", s.fullRel)
 	}

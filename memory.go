@@ -195,8 +195,9 @@ func (m *Memory) Status() Status { return m.life.Status() }
 // OnStatusChange subscribes fn to status transitions.
 func (m *Memory) OnStatusChange(fn func(old, new Status)) func() { return m.life.OnStatusChange(fn) }
 
-// Track registers c to be closed by Destroy.
-func (m *Memory) Track(c io.Closer) { m.life.Track(c) }
+// Track registers c to be closed by Destroy and returns the function that
+// unregisters it; see Backend.
+func (m *Memory) Track(c io.Closer) (untrack func()) { return m.life.track(c) }
 
 // Destroy closes tracked resources, moves to StatusDestroyed and drops the
 // data. Idempotent.

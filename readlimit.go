@@ -4,9 +4,9 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"slices"
 	"strconv"
 
+	"github.com/agentbe/agent-backend/internal/readlimit"
 	"github.com/agentbe/agent-backend/mcp"
 )
 
@@ -50,37 +50,14 @@ func effectiveReadLimit(n int64) int64 {
 	return n
 }
 
-// readAllLimited reads r to the end, failing with a *tooLargeError once more
-// than limit bytes arrive. size is the file's size from Stat, used only as a
-// hint: a size over the limit fails before anything is read or allocated,
-// and the first buffer is never larger than limit+1 bytes whatever Stat
-// claims (a sparse 64 GiB file, a file that grows while it is read).
+// readAllLimited is readlimit.ReadAll with its failure as a *tooLargeError
+// (which matches ErrTooLarge).
 func readAllLimited(r io.Reader, size, limit int64) ([]byte, error) {
-	if size > limit {
-		return nil, &tooLargeError{size: size, limit: limit}
+	b, err := readlimit.ReadAll(r, size, limit)
+	if tl, ok := err.(*readlimit.TooLarge); ok {
+		return nil, &tooLargeError{size: tl.Size, limit: limit}
 	}
-	c := int64(512)
-	if size > 0 {
-		c = size + 1
-	}
-	c = min(c, limit+1)
-	buf := make([]byte, 0, c)
-	for {
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return nil, &tooLargeError{size: -1, limit: limit}
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, int(min(int64(cap(buf)), limit+1-int64(cap(buf)))))
-		}
-	}
+	return b, err
 }
 
 // checkReadable accepts regular files and directories (reading a directory

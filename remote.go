@@ -196,12 +196,9 @@ func (r *Remote) OnStatusChange(fn func(old, new Status)) func() {
 	return r.core.life.OnStatusChange(fn)
 }
 
-// Track registers c to be closed by Destroy.
-func (r *Remote) Track(c io.Closer) { r.core.life.Track(c) }
-
-// Untrack removes c from the resources Destroy closes, without closing it;
-// see Local.Untrack.
-func (r *Remote) Untrack(c io.Closer) { r.core.life.Untrack(c) }
+// Track registers c to be closed by Destroy and returns the function that
+// unregisters it; see Backend.
+func (r *Remote) Track(c io.Closer) (untrack func()) { return r.core.life.track(c) }
 
 // Connect connects now instead of on the first operation. It returns at
 // once when already connected.

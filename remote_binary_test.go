@@ -73,11 +73,11 @@ func TestRemoteBinaryKilledMidTransfer(t *testing.T) {
 	d := &binaryDaemon{bin: buildCLI(t), root: filepath.Join(dir, "ws"), tokenFile: filepath.Join(dir, "token"),
 		key: filepath.Join(dir, "hostkey"), port: port}
 	must(t, os.MkdirAll(d.root, 0o755))
-	must(t, os.WriteFile(d.tokenFile, []byte("bin-token\n"), 0o600))
+	must(t, os.WriteFile(d.tokenFile, []byte("bin-token-of-the-remote-binary-test\n"), 0o600))
 	hostKey := writeHostKey(t, d.key)
 	d.start(t)
 	defer d.kill()
-	r, err := agentbe.NewRemote(agentbe.RemoteConfig{RootDir: d.root, Host: "127.0.0.1", Port: port, Token: "bin-token",
+	r, err := agentbe.NewRemote(agentbe.RemoteConfig{RootDir: d.root, Host: "127.0.0.1", Port: port, Token: "bin-token-of-the-remote-binary-test",
 		HostKeyCallback: pinKey(t, hostKey), KeepaliveInterval: -1,
 		Reconnect: agentbe.ReconnectConfig{InitialDelay: 100 * time.Millisecond, MaxDelay: 300 * time.Millisecond, MaxRetries: 20}})
 	must(t, err)

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/execline"
+	"github.com/agentbe/agent-backend/internal/procs"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -25,8 +26,8 @@ import (
 // (unless AllowDangerous), and again by the daemon.
 //
 // Working directory and environment travel in the command line, in the
-// form the TypeScript client uses (HOME='<dir>' K='v' cd "<dir>" && cmd),
-// which our daemon recognises and applies exactly. Other daemons (the
+// form the TypeScript client uses (HOME='<dir>' K='v' cd "<dir>" && cmd,
+// internal/execline), which our daemon recognises and applies exactly. Other daemons (the
 // TypeScript reference, a plain sshd) would give the variables to "cd"
 // only, so for them the same assignments are exported again before the
 // command. A directory whose name contains $ ` \ or " cannot be written in
@@ -60,7 +61,7 @@ func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]
 		}
 		dir = d
 	}
-	if strings.ContainsAny(dir, "$`\\\"\x00") {
+	if !execline.ValidDir(dir) {
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Path: opts.Dir, Command: command, Backend: KindRemote,
 			Err: errors.New(`the working directory's name contains $ ` + "`" + ` \ or ", which cannot be sent safely`)}
 	}
@@ -88,8 +89,8 @@ func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]
 		return nil, "", r.fail("exec", "", l, err)
 	}
 	defer s.Close()
-	stdout := &capBuffer{max: r.outputCap()}
-	stderr := &capBuffer{max: maxStderrKept}
+	stdout := &procs.CapBuffer{Max: r.outputCap()}
+	stderr := &procs.CapBuffer{Max: maxStderrKept}
 	s.Stdin = opts.Stdin
 	if opts.Stdout != nil {
 		s.Stdout = opts.Stdout
@@ -102,7 +103,7 @@ func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]
 		s.Stderr = stderr
 	}
 	ours := strings.Contains(string(l.ssh.ServerVersion()), "agentbe")
-	if err := s.Start(remoteCommand(dir, env, command, !ours)); err != nil {
+	if err := s.Start(execline.Encode(dir, env, command, !ours)); err != nil {
 		return nil, "", r.fail("exec", "", l, err)
 	}
 	waited := make(chan error, 1)
@@ -121,7 +122,7 @@ func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]
 		if opts.Stdout != nil {
 			return nil, stderr.String(), nil
 		}
-		return stdout.result(), stderr.String(), nil
+		return stdout.Result(), stderr.String(), nil
 	}
 	var ee *ssh.ExitError
 	if !errors.As(runErr, &ee) {
@@ -134,7 +135,7 @@ func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]
 			Err: fmt.Errorf("command ended without an exit status: %w", runErr)}
 	}
 	xe := &ExitError{Command: command, ExitCode: ee.ExitStatus(), Signal: ee.Signal(),
-		Stdout: stdout.result(), Stderr: stderr.Bytes()}
+		Stdout: stdout.Result(), Stderr: stderr.Bytes()}
 	if xe.Signal != "" {
 		xe.ExitCode = -1
 	}
@@ -152,52 +153,9 @@ func (r *Remote) outputCap() int {
 // (shell names only: letters, digits, '_', not starting with a digit).
 func validateRemoteEnv(env map[string]string) error {
 	for k := range env {
-		for i := 0; i < len(k); i++ {
-			c := k[i]
-			if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-				return fmt.Errorf("environment variable name %q is not a shell name", k)
-			}
+		if !execline.ValidName(k) {
+			return fmt.Errorf("environment variable name %q is not a shell name", k)
 		}
 	}
 	return nil
-}
-
-// remoteCommand writes dir, HOME and env into the command line (see Exec);
-// exportAgain repeats the assignments as an export for daemons that do not
-// recognise the prefix.
-func remoteCommand(dir string, env map[string]string, command string, exportAgain bool) string {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		if k != "HOME" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var a strings.Builder
-	a.WriteString("HOME=")
-	a.WriteString(shellQuote(dir))
-	for _, k := range keys {
-		a.WriteByte(' ')
-		a.WriteString(k)
-		a.WriteByte('=')
-		a.WriteString(shellQuote(env[k]))
-	}
-	assigns := a.String()
-	var b strings.Builder
-	b.WriteString(assigns)
-	b.WriteString(` cd "`)
-	b.WriteString(dir)
-	b.WriteString(`" && `)
-	if exportAgain {
-		b.WriteString("export ")
-		b.WriteString(assigns)
-		b.WriteString(" && ")
-	}
-	b.WriteString(command)
-	return b.String()
-}
-
-// shellQuote quotes s for a POSIX shell: '…' with each ' written '\”.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/agentbe/agent-backend/internal/beneath"
 	"github.com/agentbe/agent-backend/internal/wspath"
 	"github.com/agentbe/agent-backend/sftpjail"
 )
@@ -412,7 +413,7 @@ type remoteWriter struct {
 // that may exist and could not be removed is left to core to remove on the
 // next connection (see remoteCore.leftBehind).
 func remoteCreate(ctx context.Context, core *remoteCore, c *sftpjail.Client, rp string) (*remoteWriter, error) {
-	tmp := tempName(rp)
+	tmp := beneath.TempName(rp)
 	// The target's STAT (for its mode) goes out with the OPEN of the
 	// temporary file: one round trip for both.
 	var target fs.FileInfo

@@ -155,7 +155,7 @@ func (c *remoteCore) httpTransport() *http.Transport {
 		t.TLSClientConfig = c.cfg.TLS
 		t.MaxIdleConnsPerHost = 32
 		c.http = t
-		c.life.Track(closerFunc(func() error { t.CloseIdleConnections(); return nil }))
+		c.life.track(closerFunc(func() error { t.CloseIdleConnections(); return nil }))
 	}
 	return c.http
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbe/agent-backend/internal/sandbox"
 )
 
 // TestSafetyPerIsolation: the workspace-escape class (cd, $HOME, "..",
@@ -21,8 +23,8 @@ func TestSafetyPerIsolation(t *testing.T) {
 		out  string // expected stdout under bwrap, when it runs
 	}{
 		{"cd src && cat f.txt", want{"unsafe", "unsafe", "ok"}, "in src"},
-		{`cd "$HOME" && pwd -P`, want{"unsafe", "unsafe", "ok"}, sandboxWorkspace + "/src"},
-		{`(cd "$HOME" && pwd -P)`, want{"unsafe", "unsafe", "ok"}, sandboxWorkspace + "/src"},
+		{`cd "$HOME" && pwd -P`, want{"unsafe", "unsafe", "ok"}, sandbox.Workspace + "/src"},
+		{`(cd "$HOME" && pwd -P)`, want{"unsafe", "unsafe", "ok"}, sandbox.Workspace + "/src"},
 		{"cat ../top.txt", want{"unsafe", "unsafe", "ok"}, "at the top"},
 		{"pushd .. >/dev/null && ls && popd >/dev/null", want{"unsafe", "unsafe", "ok"}, "src\ntop.txt"},
 		{"cat ~/f.txt", want{"unsafe", "unsafe", "ok"}, "in src"},

@@ -133,8 +133,9 @@ func (s *Scope) OnStatusChange(fn func(old, new Status)) func() {
 	}
 }
 
-// Track registers c with the root backend, which closes it on destroy.
-func (s *Scope) Track(c io.Closer) { s.parent.Track(c) }
+// Track registers c with the root backend, which closes it on destroy, and
+// returns the function that unregisters it there.
+func (s *Scope) Track(c io.Closer) (untrack func()) { return s.parent.Track(c) }
 
 // Destroy unregisters the scope from its parent, fires the scope's status
 // subscribers (→ StatusDestroyed) and releases the scope's own directory

@@ -71,7 +71,7 @@ func (v *prefixView) Status() Status  { return v.parent.Status() }
 func (v *prefixView) OnStatusChange(fn func(old, new Status)) func() {
 	return v.parent.OnStatusChange(fn)
 }
-func (v *prefixView) Track(c io.Closer)             { v.parent.Track(c) }
+func (v *prefixView) Track(c io.Closer) func()      { return v.parent.Track(c) }
 func (v *prefixView) Destroy(context.Context) error { return nil }
 func (v *prefixView) Scope(p string, opts ScopeOptions) (*Scope, error) {
 	return NewScope(v, p, opts)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strings"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/beneath"
+	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
 // Defaults of StaleTempOptions.
@@ -104,7 +106,7 @@ func (sw *staleSweep) dir(d *os.Root, depth int) error {
 					sw.res.Truncated = true
 					continue
 				}
-				sub, err := openRootNoFollow(d, e.Name())
+				sub, err := wspath.OpenNoFollow(d, e.Name())
 				if err != nil {
 					continue // replaced by a link or removed meanwhile
 				}
@@ -113,7 +115,7 @@ func (sw *staleSweep) dir(d *os.Root, depth int) error {
 				if err != nil {
 					return err
 				}
-			case t.IsRegular() && isTempName(e.Name()):
+			case t.IsRegular() && beneath.IsTempName(e.Name()):
 				fi, err := d.Lstat(e.Name())
 				if err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(sw.cutoff) {
 					if d.Remove(e.Name()) == nil {
@@ -126,23 +128,4 @@ func (sw *staleSweep) dir(d *os.Root, depth int) error {
 			return nil // the end, or a directory that fails to list: skipped
 		}
 	}
-}
-
-// tempDigits is the length of tempName's random part: a uint64 in base 36,
-// zero-padded.
-const tempDigits = 13
-
-// isTempName reports whether name is one tempName makes:
-// "." + base + "." + 13 digits of [0-9a-z] + ".tmp", base not empty.
-func isTempName(name string) bool {
-	mid, ok := strings.CutSuffix(name, ".tmp")
-	if !ok || len(mid) < 1+1+1+tempDigits || mid[0] != '.' || mid[len(mid)-tempDigits-1] != '.' {
-		return false
-	}
-	for _, c := range []byte(mid[len(mid)-tempDigits:]) {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z') {
-			return false
-		}
-	}
-	return true
 }

@@ -9,37 +9,6 @@ import (
 	"time"
 )
 
-func TestTempNameMatchesStalePattern(t *testing.T) {
-	for i := 0; i < 10000; i++ {
-		for _, rel := range []string{"a", "dir/b.txt", ".hidden", "x.tmp"} {
-			n := tempName(rel)
-			base := n[strings.LastIndexByte(n, '/')+1:]
-			if !isTempName(base) {
-				t.Fatalf("tempName(%q) = %q, not matched by isTempName", rel, n)
-			}
-		}
-	}
-	for _, c := range []struct {
-		name string
-		ok   bool
-	}{
-		{".a.0123456789abc.tmp", true},
-		{"..0123456789abc.tmp", false}, // no base
-		{".a.0123456789ab.tmp", false}, // 12 digits
-		{".a.0123456789abcd.tmp", false},
-		{".a.0123456789ABC.tmp", false},
-		{"a.0123456789abc.tmp", false}, // not hidden
-		{".a.0123456789abc.tmp.x", false},
-		{".a.0123456789abc-tmp", false},
-		{".a.b.0123456789abc.tmp", true},
-		{".a.tmp", false},
-	} {
-		if got := isTempName(c.name); got != c.ok {
-			t.Errorf("isTempName(%q) = %v", c.name, got)
-		}
-	}
-}
-
 // TestRemoveStaleTemps: only regular files named exactly as atomic writes
 // name their temporary files, and older than the cut-off, are removed; no
 // link is followed (a canary outside the workspace, reached through a

@@ -2,7 +2,6 @@ package agentbe
 
 import (
 	"io"
-	"reflect"
 	"sync"
 )
 
@@ -143,44 +142,6 @@ func (l *lifecycle) dead() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.closing
-}
-
-// Track registers c for closing on destroy.
-func (l *lifecycle) Track(c io.Closer) { l.track(c) }
-
-// Untrack unregisters c (the same value given to Track) without closing
-// it. Values of types that cannot be compared are never found.
-func (l *lifecycle) Untrack(c io.Closer) {
-	if c == nil || !reflect.TypeOf(c).Comparable() {
-		return
-	}
-	defer func() { _ = recover() }() // a comparable type holding an incomparable value
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for id, x := range l.closers {
-		if x == c {
-			delete(l.closers, id)
-			return
-		}
-	}
-}
-
-// Untrack removes c from the resources Destroy closes, without closing it:
-// a long-lived backend that tracks short-lived resources (an MCP client it
-// closed itself) stays flat. Untracking what was never tracked does
-// nothing. The MCP clients and transports of MCPClient and MCPTransport
-// untrack themselves when closed.
-func (l *Local) Untrack(c io.Closer) { l.life.Untrack(c) }
-
-// Untrack removes c from the resources Destroy closes; see Local.Untrack.
-func (m *Memory) Untrack(c io.Closer) { m.life.Untrack(c) }
-
-// Untrack removes c from the resources the root backend's Destroy closes;
-// see Local.Untrack.
-func (s *Scope) Untrack(c io.Closer) {
-	if u, ok := s.parent.(interface{ Untrack(io.Closer) }); ok {
-		u.Untrack(c)
-	}
 }
 
 // track registers c for closing on destroy and returns a function that

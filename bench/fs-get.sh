@@ -11,7 +11,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(dirname "$HERE")"
 SCRATCH="${BENCH_SCRATCH:-/tmp/agentbe-bench-get}"
-ROUNDS=${1:-5} SIZE_MIB=${2:-64} TOKEN=t0k
+ROUNDS=${1:-5} SIZE_MIB=${2:-64} TOKEN=bench-token-of-32-bytes-or-more-0123456789
 SA="$REPO/interop/node_modules/@sandbox-agent/cli-linux-x64/bin/sandbox-agent"
 # shellcheck source=bench/lib.sh
 . "$HERE/lib.sh"

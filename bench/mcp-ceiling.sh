@@ -20,7 +20,7 @@ REPO="$(dirname "$HERE")"
 HARNESS="${BENCH_HARNESS:-$REPO/../shared/bench}"
 SCRATCH="${BENCH_SCRATCH:-/tmp/agentbe-bench}"
 BT="${BENCH_BIN:-/tmp/bench-bin}/benchtool"
-TOKEN=t0k
+TOKEN=bench-token-of-32-bytes-or-more-0123456789
 mkdir -p "$SCRATCH"
 export BENCH_SCRATCH="$SCRATCH" RESULTS="$SCRATCH/results.jsonl"
 

@@ -5,4 +5,4 @@ wrk.method = "POST"
 wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"bench/read1k.txt"}}}'
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
-wrk.headers["Authorization"] = "Bearer t0k"
+wrk.headers["Authorization"] = "Bearer bench-token-of-32-bytes-or-more-0123456789"

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/wsnet"
 )
 
 // healthy fails the test unless /health answers 200.
@@ -63,7 +65,7 @@ func TestMalformedWebSocketTraffic(t *testing.T) {
 	c.Write(maskedFrame(2, []byte("GARBAGE-NOT-SSH\r\n"+strings.Repeat("x", 300)+"\r\n")))
 	code := readUntilClose(t, br)
 	c.Close()
-	if code != closeInternal {
+	if code != wsnet.CloseInternal {
 		t.Errorf("garbage: close %d, want 1011", code)
 	}
 	// Stalled: never send anything; the handshake deadline ends it.
@@ -72,7 +74,7 @@ func TestMalformedWebSocketTraffic(t *testing.T) {
 	start := time.Now()
 	code = readUntilClose(t, br)
 	c.Close()
-	if code != closeInternal || time.Since(start) > 10*time.Second {
+	if code != wsnet.CloseInternal || time.Since(start) > 10*time.Second {
 		t.Errorf("stalled: close %d after %v", code, time.Since(start))
 	}
 	// An unmasked client frame breaks RFC 6455: 1002.
@@ -81,7 +83,7 @@ func TestMalformedWebSocketTraffic(t *testing.T) {
 	c.Write([]byte{0x82, 0x03, 'a', 'b', 'c'})
 	code = readUntilClose(t, br)
 	c.Close()
-	if code != closeProtocol {
+	if code != wsnet.CloseProtocol {
 		t.Errorf("unmasked frame: close %d, want 1002", code)
 	}
 	// Abrupt: a partial frame header, then gone.

@@ -53,6 +53,10 @@ type Config struct {
 	// AuthToken, when set, is required as "Authorization: Bearer <token>"
 	// on /mcp and as that header or ?token= on /ssh. It is compared in
 	// constant time and never logged. Empty means no authentication.
+	// Config takes any non-empty token (tests use short ones); the
+	// agent-backend command refuses one shorter than 32 bytes or a known
+	// placeholder, and so should an embedder that takes it from an
+	// operator.
 	AuthToken string
 	// AllowedHosts are extra Host/Origin names accepted on a loopback
 	// connection when no AuthToken is set: the DNS-rebinding protection
@@ -110,6 +114,11 @@ type Config struct {
 
 	// Version is reported by /health; "" means agentbe.Version.
 	Version string
+	// Revision is the VCS revision /health reports under build.revision;
+	// "" means the one the Go toolchain recorded in the binary, if any (a
+	// build from a copy without .git, such as an image's, records none:
+	// set it from the build, e.g. with -ldflags -X).
+	Revision string
 	// Logger receives the access log (one line per request: at Debug for
 	// a status below 400, else at Info) and warnings; nil means
 	// slog.Default().

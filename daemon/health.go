@@ -3,15 +3,28 @@ package daemon
 import (
 	"encoding/json"
 	"net/http"
+	"runtime/debug"
 	"strconv"
+	"sync"
 )
 
-// healthBody is GET /health's response.
+// healthBody is GET /health's response. The first four fields are the
+// reference daemon's; the others say what an operator needs to know of a
+// running daemon.
 type healthBody struct {
 	Status     string          `json:"status"`
 	Version    string          `json:"version"`
 	RootDir    string          `json:"rootDir"`
 	Transports healthTransport `json:"transports"`
+	// Isolation is the mode commands run in: bwrap, software or none (auto
+	// resolved to what it chose).
+	Isolation string `json:"isolation"`
+	// ResourceLimits reports whether per-command resource limits (CPU,
+	// memory, processes) are enforced.
+	ResourceLimits bool        `json:"resourceLimits"`
+	Build          healthBuild `json:"build"`
+	// Checks is only in the readiness answer (GET /health?ready=1).
+	Checks *readyChecks `json:"checks,omitempty"`
 }
 
 type healthTransport struct {
@@ -20,10 +33,67 @@ type healthTransport struct {
 	SSH   bool `json:"ssh"`
 }
 
-// healthHandler answers GET (and HEAD) /health without authentication; the
-// body is computed once, since nothing in it changes while serving.
-func healthHandler(body healthBody) http.Handler {
-	b, _ := json.Marshal(body)
+// healthBuild describes the binary: what the Go toolchain recorded in it
+// (runtime/debug.ReadBuildInfo), the revision overridable by
+// Config.Revision for builds made without the repository's metadata.
+type healthBuild struct {
+	// Version is the main module's version: a tag for `go install
+	// …@vX.Y.Z`, "(devel)" for a build from a checkout.
+	Version  string `json:"version"`
+	Revision string `json:"revision,omitempty"`
+	Time     string `json:"time,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+	Go       string `json:"go"`
+}
+
+// readBuild is the build information of this binary, read once.
+var readBuild = sync.OnceValue(func() healthBuild {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return healthBuild{Version: "unknown"}
+	}
+	b := healthBuild{Version: bi.Main.Version, Go: bi.GoVersion}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.time":
+			b.Time = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+})
+
+// resourceLimitsEnforced reports whether the daemon confines each
+// command's resources. Nothing does yet: commands share the daemon's
+// (the container's) limits.
+func resourceLimitsEnforced(Config) bool { return false }
+
+// healthBody is /health's answer for s, without the readiness checks.
+func (s *Server) healthBody() healthBody {
+	build := readBuild()
+	if s.cfg.Revision != "" {
+		build.Revision, build.Time, build.Modified = s.cfg.Revision, "", false
+	}
+	return healthBody{
+		Status: "ok", Version: s.cfg.Version, RootDir: s.rootDir,
+		Transports:     healthTransport{MCP: true, SSHWS: !s.cfg.DisableSSHWS, SSH: s.cfg.Conventional != nil},
+		Isolation:      string(s.local.Isolation()),
+		ResourceLimits: resourceLimitsEnforced(s.cfg),
+		Build:          build,
+	}
+}
+
+// healthHandler answers GET (and HEAD) /health without authentication.
+// The liveness answer is computed once, since nothing in it changes while
+// serving. With ?ready=1 it is the readiness answer instead (see
+// readiness): 200 when the workspace and the isolation work, else 503 with
+// "status":"unavailable"; both carry "checks".
+func (s *Server) healthHandler() http.Handler {
+	live := s.healthBody()
+	b, _ := json.Marshal(live)
 	clen := strconv.Itoa(len(b))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -31,9 +101,25 @@ func healthHandler(body healthBody) http.Handler {
 			writeJSON(w, http.StatusMethodNotAllowed, errorBody{"Method Not Allowed", "Use GET /health"})
 			return
 		}
+		w.Header().Set("Cache-Control", "no-store")
+		if r.URL.Query().Has("ready") {
+			body, status := live, http.StatusOK
+			checks := s.ready.check(r.Context())
+			body.Checks = &checks
+			if !checks.ok() {
+				body.Status, status = "unavailable", http.StatusServiceUnavailable
+			}
+			rb, _ := json.Marshal(body)
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", strconv.Itoa(len(rb)))
+			w.WriteHeader(status)
+			if r.Method == http.MethodGet {
+				w.Write(rb)
+			}
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", clen)
-		w.Header().Set("Cache-Control", "no-store")
 		if r.Method == http.MethodGet {
 			w.Write(b)
 		}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/wsnet"
 )
 
 // rebindRoute is one request of the daemon's surface, as the rebinding
@@ -187,7 +189,7 @@ func TestCrossOriginOffLoopback(t *testing.T) {
 func TestSSHRefusalsLogged(t *testing.T) {
 	ssh := rebindRoute{name: "ssh", method: "GET", target: "/ssh", upgrade: true}
 	d := startDaemon(t, Config{AuthToken: "tok", MaxSSHConns: 1})
-	if code, _ := rawClose(t, d.addr, "/ssh?token=wrong"); code != closeUnauthorized {
+	if code, _ := rawClose(t, d.addr, "/ssh?token=wrong"); code != wsnet.CloseUnauthorized {
 		t.Fatalf("bad token: close %d", code)
 	}
 	// Hold the only connection slot, then ask for another.

@@ -15,6 +15,7 @@ import (
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
+	"github.com/agentbe/agent-backend/internal/wsnet"
 	"github.com/agentbe/agent-backend/mcp"
 )
 
@@ -36,6 +37,7 @@ type Server struct {
 	// them.
 	allowedHosts []string
 	panics       *panicLog
+	ready        *readiness
 	// sweepStop cancels the start-up removal of stale temporary files;
 	// sweepDone is closed when it has ended.
 	sweepStop context.CancelFunc
@@ -69,6 +71,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
 		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: mcp.NormalizeHosts(cfg.AllowedHosts),
 		panics: &panicLog{log: cfg.Logger}}
+	s.ready = newReadiness(s.rootDir, local, cfg.Logger)
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
 	}
@@ -113,10 +116,7 @@ func (s *Server) startSweep() {
 // API), everything else 404; every route behind hostGuard.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/health", healthHandler(healthBody{
-		Status: "ok", Version: s.cfg.Version, RootDir: s.rootDir,
-		Transports: healthTransport{MCP: true, SSHWS: !s.cfg.DisableSSHWS, SSH: s.cfg.Conventional != nil},
-	}))
+	mux.Handle("/health", s.healthHandler())
 	inflight := newLimiter(s.cfg.MaxInFlight, s.cfg.Logger)
 	mux.Handle("/mcp", inflight.wrap(s.mcpRoute(), "requests"))
 	if !s.cfg.DisableSSHWS {
@@ -168,7 +168,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
-	s.ws.closeAll(closeNormal, "Server shutting down")
+	s.ws.closeAll(wsnet.CloseNormal, "Server shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	if serr := hs.Shutdown(sctx); serr != nil {
@@ -263,15 +263,15 @@ func StripSecretEnv(token string) {
 // wsRegistry tracks live WebSocket connections for shutdown.
 type wsRegistry struct {
 	mu     sync.Mutex
-	conns  map[*wsConn]struct{}
+	conns  map[*wsnet.ServerConn]struct{}
 	wg     sync.WaitGroup
 	closed bool
 }
 
-func newWSRegistry() *wsRegistry { return &wsRegistry{conns: map[*wsConn]struct{}{}} }
+func newWSRegistry() *wsRegistry { return &wsRegistry{conns: map[*wsnet.ServerConn]struct{}{}} }
 
 // add registers c; it fails once shutdown has begun.
-func (r *wsRegistry) add(c *wsConn) bool {
+func (r *wsRegistry) add(c *wsnet.ServerConn) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -282,7 +282,7 @@ func (r *wsRegistry) add(c *wsConn) bool {
 	return true
 }
 
-func (r *wsRegistry) remove(c *wsConn) {
+func (r *wsRegistry) remove(c *wsnet.ServerConn) {
 	r.mu.Lock()
 	if _, ok := r.conns[c]; ok {
 		delete(r.conns, c)
@@ -294,13 +294,13 @@ func (r *wsRegistry) remove(c *wsConn) {
 func (r *wsRegistry) closeAll(code int, reason string) {
 	r.mu.Lock()
 	r.closed = true
-	list := make([]*wsConn, 0, len(r.conns))
+	list := make([]*wsnet.ServerConn, 0, len(r.conns))
 	for c := range r.conns {
 		list = append(list, c)
 	}
 	r.mu.Unlock()
 	for _, c := range list {
-		c.closeWith(code, reason)
+		c.CloseWith(code, reason)
 	}
 }
 

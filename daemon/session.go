@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/execline"
+	"github.com/agentbe/agent-backend/internal/sandbox"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -122,7 +124,7 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 		return true
 	case "env":
 		var e struct{ Name, Value string }
-		if ss.started || ssh.Unmarshal(req.Payload, &e) != nil || !validEnvName(e.Name) ||
+		if ss.started || ssh.Unmarshal(req.Payload, &e) != nil || !execline.ValidName(e.Name) ||
 			len(e.Value) > maxEnvValueLen || len(ss.env) >= maxSessionEnv {
 			return false
 		}
@@ -228,7 +230,7 @@ func (ss *session) run(kind, arg string, pty *ptyRequest) {
 		ss.exitWith(ss.runCommand(b, pty, ss.s.shellCommand(pty != nil), "", nil))
 	case "exec":
 		cmd, dir, env := arg, "", map[string]string(nil)
-		if tc, ok := parseTSCommand(arg); ok {
+		if tc, ok := execline.Parse(arg); ok {
 			cmd, dir, env = tc.Command, tc.Dir, tc.Env
 			if op, ok := parseTSFileOp(cmd); ok {
 				ss.exitWith(op.run(ss.ctx, b))
@@ -332,18 +334,6 @@ func (ss *session) finish(code int, sig string) {
 	ss.ch.Close()
 }
 
-func validEnvName(n string) bool {
-	if n == "" {
-		return false
-	}
-	for i := 0; i < len(n); i++ {
-		if !isNameByte(n[i], i == 0) {
-			return false
-		}
-	}
-	return true
-}
-
 // sessionBackend is the backend SSH commands run on: the workspace, or a
 // scope of it (made for this session only) under a static scope.
 func (s *Server) sessionBackend() (agentbe.Backend, func(), error) {
@@ -386,17 +376,12 @@ var setsidPath = sync.OnceValue(func() string {
 	return ""
 })
 
-// resolveShellPath resolves the shell preference: sh and bash name their
-// binaries; auto is /bin/bash when present, else /bin/sh.
+// resolveShellPath resolves the shell preference as the backend does
+// (sandbox.ResolveShell); the backend would not have started without one,
+// so /bin/sh is only a last resort.
 func resolveShellPath(pref agentbe.Shell) string {
-	switch pref {
-	case agentbe.ShellSh:
-		return "/bin/sh"
-	case agentbe.ShellBash:
-		return "/bin/bash"
-	}
-	if fi, err := os.Stat("/bin/bash"); err == nil && !fi.IsDir() {
-		return "/bin/bash"
+	if sh, err := sandbox.ResolveShell(string(pref)); err == nil {
+		return sh
 	}
 	return "/bin/sh"
 }

@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
-	"io/fs"
 	"os"
-	"strings"
+	"syscall"
 
 	"github.com/agentbe/agent-backend/internal/wspath"
 	"github.com/agentbe/agent-backend/sftpjail"
@@ -30,10 +29,9 @@ func (s *Server) serveSFTP(ctx context.Context, rw io.ReadWriteCloser) error {
 // symbolic link.
 var errScopeLink = errors.New("daemon: the scope directory is reached through a symbolic link")
 
-// openSFTPRoot opens the workspace root, then walks down the static scope
-// one directory at a time without following links (each element is
-// lstat'ed, opened, and checked to be the same directory), creating
-// missing ones, like the library's scopes do.
+// openSFTPRoot opens the workspace root, then, under a static scope, the
+// scope directory below it without following links, creating missing
+// directories (wspath.MkdirNoFollow, the walk the library's scopes take).
 func (s *Server) openSFTPRoot() (*os.Root, string, error) {
 	root, err := os.OpenRoot(s.rootDir)
 	if err != nil {
@@ -42,32 +40,13 @@ func (s *Server) openSFTPRoot() (*os.Root, string, error) {
 	if s.staticScope == "" || s.staticScope == "." {
 		return root, s.rootDir, nil
 	}
-	for _, name := range strings.Split(s.staticScope, "/") {
-		fi, err := root.Lstat(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			if err = root.Mkdir(name, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
-				fi, err = root.Lstat(name)
-			}
-		}
-		if err != nil {
-			root.Close()
-			return nil, "", err
-		}
-		if !fi.IsDir() {
-			root.Close()
-			return nil, "", errScopeLink
-		}
-		sub, err := root.OpenRoot(name)
-		root.Close()
-		if err != nil {
-			return nil, "", err
-		}
-		got, err := sub.Stat(".")
-		if err != nil || !os.SameFile(fi, got) {
-			sub.Close()
-			return nil, "", errScopeLink
-		}
-		root = sub
+	sub, err := wspath.MkdirNoFollow(root, s.staticScope, 0o755)
+	root.Close()
+	if errors.Is(err, wspath.ErrLink) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, "", errScopeLink
 	}
-	return root, wspath.Join(s.rootDir, s.staticScope), nil
+	if err != nil {
+		return nil, "", err
+	}
+	return sub, wspath.Join(s.rootDir, s.staticScope), nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/wsnet"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -40,16 +41,16 @@ func sshConfig(signer ssh.Signer) *ssh.ServerConfig {
 // The WebSocket is closed with 1000 when the SSH connection ends cleanly and
 // 1011 when it fails (handshake error included). Everything the connection
 // started (commands, SFTP sessions) is ended with it.
-func (s *Server) serveSSH(parent context.Context, c *wsConn) {
+func (s *Server) serveSSH(parent context.Context, c *wsnet.ServerConn) {
 	signer, err := s.hostKey.get()
 	if err != nil {
-		c.closeWith(closeInternal, "SSH host key unavailable")
+		c.CloseWith(wsnet.CloseInternal, "SSH host key unavailable")
 		return
 	}
 	c.SetDeadline(time.Now().Add(s.cfg.SSHHandshakeTimeout))
 	conn, chans, reqs, err := ssh.NewServerConn(c, sshConfig(signer))
 	if err != nil {
-		c.closeWith(failureCode(c), "SSH handshake failed")
+		c.CloseWith(failureCode(c), "SSH handshake failed")
 		return
 	}
 	c.SetDeadline(time.Time{})
@@ -88,19 +89,19 @@ func (s *Server) serveSSH(parent context.Context, c *wsConn) {
 	err = conn.Wait()
 	conn.Close()
 	if err != nil && !isClosedErr(err) {
-		c.closeWith(failureCode(c), "SSH connection failed")
+		c.CloseWith(failureCode(c), "SSH connection failed")
 		return
 	}
-	c.closeWith(closeNormal, "")
+	c.CloseWith(wsnet.CloseNormal, "")
 }
 
 // failureCode is 1002 when the client broke the WebSocket framing rules,
 // else 1011. It is read once the SSH layer has stopped reading.
-func failureCode(c *wsConn) int {
-	if c.badFrame {
-		return closeProtocol
+func failureCode(c *wsnet.ServerConn) int {
+	if c.BadFrame() {
+		return wsnet.CloseProtocol
 	}
-	return closeInternal
+	return wsnet.CloseInternal
 }
 
 // handleGlobalRequests answers keepalive@openssh.com (and any request that

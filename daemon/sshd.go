@@ -123,7 +123,7 @@ func (s *Server) startSSHD(ctx context.Context) error {
 	cmd := exec.Command(c.SSHDPath, args...)
 	cmd.Env = sshdEnv
 	// A daemon killed outright (SIGKILL) must not leave sshd listening.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	procs.DeathSignal(cmd, syscall.SIGTERM)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		d.restore(s.cfg.Logger)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/wsnet"
 	"golang.org/x/net/websocket"
 )
 
@@ -54,13 +55,13 @@ func (s *Server) sshRoute() http.Handler {
 			},
 			Handler: func(*websocket.Conn) {
 				// The handshake is done; frames are ours from here on.
-				c := newWSConn(rec.conn, rec.rw.Reader)
+				c := wsnet.NewServerConn(rec.conn, rec.rw.Reader)
 				if !authorized {
-					c.closeWith(closeUnauthorized, "Unauthorized")
+					c.CloseWith(wsnet.CloseUnauthorized, "Unauthorized")
 					return
 				}
 				if !s.ws.add(c) {
-					c.closeWith(closeNormal, "Server shutting down")
+					c.CloseWith(wsnet.CloseNormal, "Server shutting down")
 					return
 				}
 				defer s.ws.remove(c)

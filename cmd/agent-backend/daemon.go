@@ -106,7 +106,10 @@ func daemonUsage(w io.Writer) {
   --host ADDR                 bind address (default: all interfaces)
   --port N                    HTTP port, 1024-65535 (default 3001)
   --auth-token T              bearer token for HTTP and SSH-over-WebSocket
-                              (visible in ps: prefer --auth-token-file)
+                              (visible in ps: prefer --auth-token-file). At
+                              least 32 bytes and not a published placeholder,
+                              whatever its source, else the daemon exits 1;
+                              make one with: openssl rand -hex 32
   --auth-token-file PATH      read the bearer token from a file
   --auth-token-fd N           read the bearer token from descriptor N (the
                               daemon re-executes itself this way so that the
@@ -128,11 +131,16 @@ func daemonUsage(w io.Writer) {
                               With --host, sshd listens on that address only
   --ssh-port N                sshd port, 1-65535 (default 22)
   --ssh-users U:P[,U:P...]    sshd users (default root:agents, a published
-                              password: the daemon warns). Visible in ps
-                              until the daemon re-executes itself without
-                              them: prefer --ssh-users-file
+                              password: the daemon refuses to start sshd
+                              with it unless --allow-default-ssh-password).
+                              Visible in ps until the daemon re-executes
+                              itself without them: prefer --ssh-users-file
   --ssh-users-file PATH       sshd users from a file (one U:P a line, or
                               comma-separated; "#" comments), "-" for stdin
+  --allow-default-ssh-password
+                              accept root:agents for --conventional-ssh (it
+                              is then logged as a warning): anyone who
+                              reaches the sshd port can log in as root
   --ssh-public-key KEY        public key for the first sshd user
   --ssh-authorized-keys PATH  authorized_keys file for the first sshd user
   --acp-agent ID=COMMAND      an ACP agent for /v1/acp (repeatable; overrides

@@ -39,6 +39,11 @@ type daemonConfig struct {
 	MaxInFlight        int // --max-inflight: concurrent /mcp and /v1 requests
 	MaxACPInstances    int // --max-acp-instances: live ACP agent processes
 	MaxChannelsPerConn int // --max-channels-per-conn: SSH channels of one connection
+
+	// AllowDefaultSSHPassword (--allow-default-ssh-password) accepts
+	// --conventional-ssh with an account whose password is the published
+	// default root:agents; without it the daemon refuses to start.
+	AllowDefaultSSHPassword bool
 }
 
 // maxCap is the largest value a cap flag takes.
@@ -94,6 +99,7 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 	}
 	boolFlags := map[string]*bool{
 		"--local-only": &cfg.LocalOnly, "--disable-ssh-ws": &cfg.DisableSSHWS, "--conventional-ssh": &cfg.ConventionalSSH,
+		"--allow-default-ssh-password": &cfg.AllowDefaultSSHPassword,
 	}
 	seen := map[string]bool{}
 	for i := 0; i < len(args); i++ {
@@ -225,6 +231,26 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 	}
 	if seen["--auth-token"] && cfg.AuthToken == "" {
 		return cfg, errors.New("--auth-token must not be empty")
+	}
+	if cfg.AuthToken != "" {
+		flag := "--auth-token"
+		for _, f := range []string{"--auth-token-file", "--auth-token-fd"} {
+			if seen[f] {
+				flag = f
+			}
+		}
+		if err := checkAuthToken(flag, cfg.AuthToken); err != nil {
+			return cfg, err
+		}
+	}
+	if cfg.ConventionalSSH && !cfg.AllowDefaultSSHPassword {
+		for _, u := range cfg.SSHUsers {
+			if u == defaultSSHUser {
+				return cfg, errors.New("--conventional-ssh: the account root would have the published default password \"agents\" " +
+					"(anyone who reaches the sshd port logs in as root); give accounts with --ssh-users-file (SSH_USERS in the image), " +
+					"or pass --allow-default-ssh-password to accept it")
+			}
+		}
 	}
 	if seen["--acp-agents-file"] {
 		data, err := os.ReadFile(agentsFile)

@@ -30,9 +30,9 @@ func TestParseDaemonFlags(t *testing.T) {
 		{"--rootDir /w --local-only --scopePath /users/u1 --isolation bwrap --shell sh", with(func(c *daemonConfig) {
 			c.LocalOnly, c.ScopePath, c.Isolation, c.Shell = true, "users/u1", "bwrap", "sh"
 		}), ""},
-		{"--rootDir=/w --port=4000 --auth-token T --disable-ssh-ws --conventional-ssh --ssh-port 2222 --ssh-users a:b,c:d " +
+		{"--rootDir=/w --port=4000 --auth-token " + longToken + " --disable-ssh-ws --conventional-ssh --ssh-port 2222 --ssh-users a:b,c:d " +
 			"--ssh-host-key /k --ssh-public-key K --ssh-authorized-keys /ak", with(func(c *daemonConfig) {
-			c.Port, c.AuthToken, c.DisableSSHWS, c.ConventionalSSH, c.SSHPort = 4000, "T", true, true, 2222
+			c.Port, c.AuthToken, c.DisableSSHWS, c.ConventionalSSH, c.SSHPort = 4000, longToken, true, true, 2222
 			c.SSHUsers = []sshUser{{"a", "b"}, {"c", "d"}}
 			c.SSHHostKey, c.SSHPublicKey, c.SSHAuthorizedKeys = "/k", "K", "/ak"
 		}), ""},
@@ -147,8 +147,8 @@ func TestRunDaemonExitCodes(t *testing.T) {
 func TestTokenFile(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct{ content, want, err string }{
-		{"tok\n", "tok", ""},
-		{"  tok  \r\n", "tok", ""},
+		{longToken + "\n", longToken, ""},
+		{"  " + longToken + "  \r\n", longToken, ""},
 		{"", "", "no token"},
 		{"\n\n", "", "no token"},
 		{"a\nb", "", "single line"},

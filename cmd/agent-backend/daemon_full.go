@@ -11,6 +11,11 @@ import (
 	"github.com/agentbe/agent-backend/internal/procs"
 )
 
+// revision is the VCS revision /health reports when the binary recorded
+// none (the image is built without .git): the Dockerfile sets it with
+// -ldflags "-X main.revision=…".
+var revision string
+
 // runFullDaemon serves the workspace over HTTP and SSH-over-WebSocket (and
 // sshd with --conventional-ssh) until ctx is done (SIGTERM/SIGINT), then
 // shuts down gracefully and exits 0.
@@ -32,6 +37,7 @@ func runFullDaemon(ctx context.Context, cfg daemonConfig, stderr io.Writer) int 
 		SSHHostKeyPath: cfg.SSHHostKey,
 		ACPAgents:      cfg.ACPAgents,
 		Version:        version,
+		Revision:       revision,
 		Logger:         log,
 
 		MaxSSHConns:        cfg.MaxSSHConns,

@@ -41,12 +41,12 @@ func startDaemonBinary(t *testing.T, bin string, extra ...string) (*daemonProc, 
 	dir := t.TempDir()
 	d := &daemonProc{port: freePort(t), root: filepath.Join(dir, "ws"), tokenFile: filepath.Join(dir, "token"),
 		bin: bin, stderr: &strings.Builder{}, exited: make(chan struct{})}
-	os.WriteFile(d.tokenFile, []byte("s3cret-token\n"), 0o600)
+	os.WriteFile(d.tokenFile, []byte("s3cret-token-of-the-cli-tests-0123\n"), 0o600)
 	args := append([]string{"daemon", "--rootDir", d.root, "--host", "127.0.0.1", "--port", strconv.Itoa(d.port),
 		"--auth-token-file", d.tokenFile, "--ssh-host-key", filepath.Join(dir, "keys", "host_key"),
 		"--isolation", "software"}, extra...)
 	d.cmd = exec.Command(bin, args...)
-	d.cmd.Env = append(os.Environ(), "AUTH_TOKEN=s3cret-token")
+	d.cmd.Env = append(os.Environ(), "AUTH_TOKEN=s3cret-token-of-the-cli-tests-0123")
 	errPipe, _ := d.cmd.StderrPipe()
 	start := time.Now()
 	if err := d.cmd.Start(); err != nil {
@@ -93,7 +93,7 @@ func (d *daemonProc) mcp(t *testing.T, body string) (int, string) {
 	req, _ := http.NewRequest("POST", "http://127.0.0.1:"+strconv.Itoa(d.port)+"/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer s3cret-token")
+	req.Header.Set("Authorization", "Bearer s3cret-token-of-the-cli-tests-0123")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestFullDaemonSignal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		br := upgrade(t, c, "/ssh?token=s3cret-token")
+		br := upgrade(t, c, "/ssh?token=s3cret-token-of-the-cli-tests-0123")
 		// The SSH server speaks first: its version line proves the
 		// connection is served.
 		if _, payload := readFrame(t, br); !strings.HasPrefix(string(payload), "SSH-2.0-") {
@@ -279,7 +279,7 @@ func TestConformanceDaemonHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokenFile := filepath.Join(t.TempDir(), "token")
-	os.WriteFile(tokenFile, []byte("T0K\n"), 0o600)
+	os.WriteFile(tokenFile, []byte("T0K-of-the-readme-command-test-0123\n"), 0o600)
 	port := freePort(t)
 	cmd := exec.Command(bin, "daemon", "--rootDir", root, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--auth-token-file", tokenFile, "--ssh-host-key", filepath.Join(t.TempDir(), "k"))
@@ -295,7 +295,7 @@ func TestConformanceDaemonHTTP(t *testing.T) {
 	waitHealth(t, port, time.Now())
 	out, err := runNode(t, 5*time.Minute, interop, nil, filepath.Join(pack, "capture.mjs"),
 		"--profile", "agentbe", "--compare", filepath.Join(pack, "golden.json"),
-		"--http", "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp", "--header", "Authorization:Bearer T0K", "--base", base)
+		"--http", "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp", "--header", "Authorization:Bearer T0K-of-the-readme-command-test-0123", "--base", base)
 	checkSummary(t, out, err)
 }
 
@@ -305,7 +305,7 @@ func TestConformanceDaemonHTTP(t *testing.T) {
 // authenticates.
 func TestTokenLeavesArgvAndEnv(t *testing.T) {
 	bin := cliBinary(t)
-	const tok = "argv-token-4242"
+	const tok = "argv-token-4242-0123456789abcdefgh"
 	port := freePort(t)
 	root := t.TempDir()
 	cmd := exec.Command(bin, "daemon", "--rootDir", root, "--host", "127.0.0.1", "--port", strconv.Itoa(port),

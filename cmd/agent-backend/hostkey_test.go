@@ -185,7 +185,7 @@ func TestHostKeyLineAccepted(t *testing.T) {
 			t.Fatal(err)
 		}
 		r, err := agentbe.NewRemote(agentbe.RemoteConfig{RootDir: d.root, Host: "127.0.0.1", Port: d.port,
-			Token: "s3cret-token", HostKeyCallback: cb, KeepaliveInterval: -1})
+			Token: "s3cret-token-of-the-cli-tests-0123", HostKeyCallback: cb, KeepaliveInterval: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

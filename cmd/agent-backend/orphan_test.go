@@ -22,7 +22,7 @@ func startExec(d *daemonProc, command string) {
 		req, _ := http.NewRequest("POST", "http://127.0.0.1:"+strconv.Itoa(d.port)+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer s3cret-token")
+		req.Header.Set("Authorization", "Bearer s3cret-token-of-the-cli-tests-0123")
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}

@@ -64,7 +64,9 @@ func TestSSHUsersFD(t *testing.T) {
 }
 
 // TestDefaultSSHUserWarns: the spec's default root:agents, given or
-// defaulted, is warned about at start; other accounts are not.
+// defaulted, is warned about at start when the operator opted in to it
+// (--allow-default-ssh-password; without it the daemon refuses, see
+// TestConventionalSSHDefaultPasswordRefused); other accounts are not.
 func TestDefaultSSHUserWarns(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -74,7 +76,7 @@ func TestDefaultSSHUserWarns(t *testing.T) {
 		{[]string{"--ssh-users", "root:agents"}, true},
 		{[]string{"--ssh-users", "bob:agents,root:other"}, false},
 	} {
-		cfg, err := parseDaemonFlags(append([]string{"--rootDir", "/w", "--conventional-ssh"}, tc.args...))
+		cfg, err := parseDaemonFlags(append([]string{"--rootDir", "/w", "--conventional-ssh", "--allow-default-ssh-password"}, tc.args...))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,7 @@ func TestTypeScriptClientAgainstDaemon(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			d, _ := startDaemonBinary(t, bin, "--isolation", mode)
 			env := []string{"AGENTBE_HOST=127.0.0.1", "AGENTBE_PORT=" + strconv.Itoa(d.port),
-				"AGENTBE_TOKEN=s3cret-token", "AGENTBE_ROOT=" + d.root, "AGENTBE_ISOLATION=" + mode}
+				"AGENTBE_TOKEN=s3cret-token-of-the-cli-tests-0123", "AGENTBE_ROOT=" + d.root, "AGENTBE_ISOLATION=" + mode}
 			out, err := runNode(t, 2*time.Minute, interop, env, "--test", "ts-client.test.mjs")
 			if err != nil {
 				t.Fatalf("node --test: %v\n%s\ndaemon stderr:\n%s", err, out, d.stderr.String())

@@ -1,4 +1,11 @@
-// Package procs holds the daemon's process-wide scheduling policy.
+// Package procs is the process plumbing of commands: starting them so that
+// they die with this process (Start), in a process group of their own
+// (StartOwnGroup, KillGroup), collecting their output with one poll loop
+// (OutputPipes) into capped buffers (CapBuffer), feeding them data through
+// plain pipes (Feed) and /dev/null (Stdin); and the daemon's process-wide
+// policy (LeaveOneCore, CloseInheritedOnExec).
+//
+// It builds on Linux and macOS, like the packages that import it.
 package procs
 
 import (

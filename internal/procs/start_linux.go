@@ -54,3 +54,12 @@ func spawner() {
 		r.done <- r.cmd.Start()
 	}
 }
+
+// DeathSignal makes sig, instead of SIGKILL, the signal cmd gets when this
+// process dies (see Start); elsewhere than on Linux it does nothing.
+func DeathSignal(cmd *exec.Cmd, sig syscall.Signal) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = sig
+}

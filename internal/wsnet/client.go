@@ -1,8 +1,11 @@
-// Package wsnet is a WebSocket client (RFC 6455) that carries a byte stream
-// in binary frames, as the daemon's SSH-over-WebSocket endpoint expects. It
-// exists beside golang.org/x/net/websocket because a client must see the
-// close code: the daemon refuses a bad token by completing the upgrade and
-// closing with 4001, which the x/net client reports as a plain EOF.
+// Package wsnet is the WebSocket framing (RFC 6455) of the daemon's
+// SSH-over-WebSocket endpoint, both sides of it, carrying a byte stream in
+// binary frames: the client Remote dials (Dial, Conn) and the server side
+// the daemon runs on an upgraded connection (ServerConn). It exists beside
+// golang.org/x/net/websocket because both sides must see and choose close
+// codes (the daemon refuses a bad token by completing the upgrade and
+// closing with 4001, which the x/net client reports as a plain EOF), and
+// because the server side's frames are read and written in bulk.
 package wsnet
 
 import (
@@ -24,11 +27,11 @@ import (
 	"time"
 )
 
-// Close codes with a meaning for agentbe.
+// Close codes with a meaning for agentbe (see also CloseProtocol).
 const (
-	CloseNormal       = 1000
-	CloseInternal     = 1011
-	CloseUnauthorized = 4001
+	CloseNormal       = 1000 // the SSH side ended, or shutdown
+	CloseInternal     = 1011 // the SSH side failed
+	CloseUnauthorized = 4001 // bad or missing token (the TypeScript client relies on it)
 )
 
 // ErrUnauthorized is returned when the server refused the credentials: an

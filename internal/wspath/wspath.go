@@ -1,8 +1,9 @@
 // Package wspath is the one path resolver of agentbe: it maps a path given by
 // a caller onto a clean path relative to a workspace root, following the
 // project's conventions, and follows symbolic links inside an *os.Root
-// without ever leaving it. Every backend, the MCP tools and the SFTP server
-// use it.
+// without ever leaving it; and it opens directories on paths that others may
+// write without following any link at all (OpenNoFollow, MkdirNoFollow).
+// Every backend, the MCP tools, the SFTP server and the daemon use it.
 package wspath
 
 import (
