@@ -29,15 +29,38 @@ type PoolConfig[C any] struct {
 	// background until Close.
 	SweepInterval time.Duration
 	// Shards, when set, are the daemons keys are spread over: each key goes
-	// to the shard that rendezvous (highest-random-weight) hashing picks
-	// among the live ones, so a key always lands on the same daemon and
-	// adding or removing one moves only that daemon's share. Place returns
-	// the configuration aimed at a shard (for RemoteConfig: its Host and
-	// Port); it is required with Shards.
+	// to the shard that rendezvous (highest-random-weight) hashing picks,
+	// so a key always lands on the same daemon and adding or removing one
+	// moves only that daemon's share (see PlanMigration for moving their
+	// files). Place returns the configuration aimed at a shard (for
+	// RemoteConfig: its Host and Port); it is required with Shards.
 	Shards []string
 	Place  func(cfg C, shard string) C
-	// ShardRetry is how long a shard whose backend became unusable is left
-	// out of the rendezvous before it is tried again; zero means 30 s.
+	// Failover lets a key move when its shard is down: the key goes to the
+	// shard rendezvous hashing picks among the live ones, and back once its
+	// own shard is tried again (after ShardRetry). Its new backend starts
+	// empty there, so this suits stateless uses only: with a workspace per
+	// daemon, a tenant's files would split across two disks.
+	//
+	// By default (false) placement is sticky: a key is only ever served by
+	// its own shard, and while that shard is down Acquire fails with an
+	// error naming it (code CONNECTION_CLOSED, wrapping ErrConnectionClosed
+	// and a *ShardError) instead of building the key a backend elsewhere.
+	Failover bool
+	// NextShards, when set, is the shard list the pool is about to move to
+	// (see PlanMigration): Acquire refuses the keys whose shard differs
+	// between Shards and NextShards (code CONNECTION_CLOSED, wrapping a
+	// *ShardError with Moving set) while the others are served as usual, so
+	// that the tenants being moved stay still during their migration. Their
+	// backends already pooled are not handed out again; leases held go on
+	// until released.
+	NextShards []string
+	// ShardRetry is how long a shard that could not be reached is left out
+	// of service before it is tried again. While it is, a sticky pool
+	// refuses its keys without dialling (so a caller does not wait for a
+	// connect timeout on every Acquire) and a failover pool sends them to
+	// the other shards. Zero means 5 s for a sticky pool (a tenant waits at
+	// most that long after its daemon is back) and 30 s with Failover.
 	ShardRetry time.Duration
 }
 
@@ -63,15 +86,18 @@ func isUsable(b Backend) bool {
 // as active until then). Requests without a key get a fresh backend that is
 // not pooled: Release destroys it.
 //
-// With Shards, a backend that became unusable, or that could not be built,
-// takes its shard out of the rendezvous for ShardRetry; a build that failed
-// because the caller gave up (context.Canceled) or because the daemon is
-// full (ErrDaemonFull) does not: the shard is alive.
+// With Shards, a backend that could not be built takes its shard out of
+// service for ShardRetry; a build that failed because the caller gave up
+// (context.Canceled) or because the daemon is full (ErrDaemonFull) does
+// not: the shard is alive. A sticky pool (the default) then refuses the
+// shard's keys; one with Failover sends them to the other shards, and also
+// takes a shard out when a pooled backend of it became unusable. Errors of
+// Acquire about a shard wrap a *ShardError naming it.
 type Pool[C any] struct {
 	cfg   PoolConfig[C]
 	mu    sync.Mutex
 	m     map[string]*poolEntry
-	down  map[string]time.Time // shard → when it may be tried again
+	down  map[string]shardDown // shards out of service
 	fresh map[*Lease]struct{}  // unkeyed leases
 	// retired are entries out of p.m whose backend is still leased: the
 	// last Release destroys it.
@@ -129,13 +155,20 @@ func NewPool[C any](cfg PoolConfig[C]) (*Pool[C], error) {
 		cfg.IdleTimeout = 5 * time.Minute
 	}
 	if cfg.ShardRetry <= 0 {
-		cfg.ShardRetry = 30 * time.Second
+		cfg.ShardRetry = 5 * time.Second
+		if cfg.Failover {
+			cfg.ShardRetry = 30 * time.Second
+		}
 	}
 	if cfg.Merge == nil {
 		cfg.Merge = mergeNonZero[C]
 	}
+	if len(cfg.NextShards) > 0 && len(cfg.Shards) == 0 {
+		return nil, configErr("PoolConfig.NextShards needs Shards", nil)
+	}
 	cfg.Shards = append([]string(nil), cfg.Shards...)
-	p := &Pool[C]{cfg: cfg, m: map[string]*poolEntry{}, down: map[string]time.Time{},
+	cfg.NextShards = append([]string(nil), cfg.NextShards...)
+	p := &Pool[C]{cfg: cfg, m: map[string]*poolEntry{}, down: map[string]shardDown{},
 		fresh: map[*Lease]struct{}{}, retired: map[*poolEntry]struct{}{}, done: make(chan struct{})}
 	if cfg.SweepInterval > 0 {
 		p.wg.Add(1)
@@ -170,6 +203,9 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 		p.fresh[l] = struct{}{}
 		p.mu.Unlock()
 		return l, nil
+	}
+	if err := p.moving(key); err != nil {
+		return nil, err
 	}
 	for {
 		p.mu.Lock()
@@ -206,6 +242,10 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 		e = &poolEntry{ready: make(chan struct{}), users: 1}
 		if len(p.cfg.Shards) > 0 {
 			e.shard = p.pickShard(key)
+			if d, ok := p.downLocked(e.shard); ok && !p.cfg.Failover {
+				p.mu.Unlock()
+				return nil, shardFailure(key, e.shard, d.cause, true)
+			}
 		}
 		p.m[key] = e
 		p.mu.Unlock()
@@ -218,10 +258,15 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 			if p.m[key] == e {
 				delete(p.m, key)
 			}
-			if !errors.Is(err, ErrDaemonFull) && !errors.Is(ctx.Err(), context.Canceled) {
-				p.markDownLocked(e.shard)
+			gaveUp := errors.Is(ctx.Err(), context.Canceled)
+			down := !errors.Is(err, ErrDaemonFull) && !gaveUp
+			if down {
+				p.markDownLocked(e.shard, err)
 			}
 			p.mu.Unlock()
+			if e.shard != "" && !gaveUp {
+				err = shardFailure(key, e.shard, err, down)
+			}
 			return nil, err
 		}
 		if p.shut {
@@ -232,6 +277,19 @@ func (p *Pool[C]) Acquire(ctx context.Context, key string, override *C) (*Lease,
 		p.mu.Unlock()
 		return &Lease{Backend: b, key: key, entry: e, owner: p}, nil
 	}
+}
+
+// moving refuses key when NextShards gives it another shard.
+func (p *Pool[C]) moving(key string) error {
+	if len(p.cfg.NextShards) == 0 {
+		return nil
+	}
+	from, to := rendezvous(key, p.cfg.Shards), rendezvous(key, p.cfg.NextShards)
+	if from == to {
+		return nil
+	}
+	return &Error{Code: CodeConnectionClosed, Op: "acquire",
+		Err: &ShardError{Key: key, Shard: from, Moving: true, Err: fmt.Errorf("%w to %s", ErrTenantMoving, to)}}
 }
 
 // build makes e's backend. If New, Merge or Place panics, e leaves the
@@ -259,16 +317,18 @@ func (p *Pool[C]) build(ctx context.Context, key string, e *poolEntry, override 
 }
 
 // retireLocked takes e, the entry of key, out of the pool; dead says that
-// its backend became unusable, which takes its shard out of the rendezvous
-// too. It returns e's backend when nobody holds it, for the caller to
+// its backend became unusable, which with Failover takes its shard out of
+// the rendezvous too (a sticky pool lets the next build tell whether the
+// shard is down: the backend may have lost only its own connection). It
+// returns e's backend when nobody holds it, for the caller to
 // destroy once p.mu is released; otherwise the last Release destroys it.
 // Callers hold p.mu.
 func (p *Pool[C]) retireLocked(key string, e *poolEntry, dead bool) Backend {
 	if p.m[key] == e {
 		delete(p.m, key)
 	}
-	if dead {
-		p.markDownLocked(e.shard)
+	if dead && p.cfg.Failover {
+		p.markDownLocked(e.shard, connClosed("acquire", "", errBackendLost))
 	}
 	if e.retired || p.shut { // already retired, or Close destroyed it
 		return nil
@@ -281,12 +341,26 @@ func (p *Pool[C]) retireLocked(key string, e *poolEntry, dead bool) Backend {
 	return nil
 }
 
-// markDownLocked leaves shard out of the rendezvous for ShardRetry.
+// markDownLocked takes shard out of service for ShardRetry; cause is why.
 // Callers hold p.mu.
-func (p *Pool[C]) markDownLocked(shard string) {
+func (p *Pool[C]) markDownLocked(shard string, cause error) {
 	if shard != "" {
-		p.down[shard] = time.Now().Add(p.cfg.ShardRetry)
+		p.down[shard] = shardDown{until: time.Now().Add(p.cfg.ShardRetry), cause: cause}
 	}
+}
+
+// downLocked reports whether shard is out of service, and why. Callers
+// hold p.mu.
+func (p *Pool[C]) downLocked(shard string) (shardDown, bool) {
+	d, ok := p.down[shard]
+	if !ok {
+		return d, false
+	}
+	if time.Now().After(d.until) {
+		delete(p.down, shard)
+		return d, false
+	}
+	return d, true
 }
 
 // dropLocked ends one lease of e and returns e's backend when that was the
@@ -312,13 +386,16 @@ func (p *Pool[C]) config(override *C) C {
 	return p.cfg.Merge(p.cfg.Defaults, *override)
 }
 
-// pickShard returns the live shard for key (all shards when none is
-// live). Callers hold p.mu.
+// pickShard returns the shard of key: its own one in a sticky pool; with
+// Failover, the one rendezvous picks among the live shards (all shards
+// when none is live). Callers hold p.mu.
 func (p *Pool[C]) pickShard(key string) string {
-	now := time.Now()
+	if !p.cfg.Failover {
+		return rendezvous(key, p.cfg.Shards)
+	}
 	live := make([]string, 0, len(p.cfg.Shards))
 	for _, s := range p.cfg.Shards {
-		if until, ok := p.down[s]; !ok || now.After(until) {
+		if _, down := p.downLocked(s); !down {
 			live = append(live, s)
 		}
 	}
@@ -447,9 +524,9 @@ func (p *Pool[C]) Stats() PoolStats {
 
 // Sweep removes from the pool the backends nobody has held for
 // IdleTimeout and those no longer usable, and returns how many it removed.
-// It treats an unusable backend as Acquire does: its shard is left out of
-// the rendezvous for ShardRetry, and a backend still leased is destroyed
-// only when its last lease is released.
+// It treats an unusable backend as Acquire does: with Failover its shard is
+// left out of the rendezvous for ShardRetry, and a backend still leased is
+// destroyed only when its last lease is released.
 func (p *Pool[C]) Sweep() int {
 	now := time.Now()
 	var victims []Backend

@@ -158,8 +158,10 @@ func TestPoolDaemonFullKeepsKeys(t *testing.T) {
 		l, err := p.Acquire(ctx, key, nil)
 		switch {
 		case err != nil:
-			if !errors.Is(err, agentbe.ErrDaemonFull) {
-				t.Fatalf("%s: %v", key, err)
+			var se *agentbe.ShardError
+			if !errors.Is(err, agentbe.ErrDaemonFull) || agentbe.CodeOf(err) != agentbe.CodeDaemonFull ||
+				errors.Is(err, agentbe.ErrConnectionClosed) || !errors.As(err, &se) || se.Shard != full.addr || se.Down {
+				t.Fatalf("%s: %v (code %s), want DAEMON_FULL naming %s", key, err, agentbe.CodeOf(err), full.addr)
 			}
 			busyKey = key
 		case owner(l) == full.addr && first == nil:

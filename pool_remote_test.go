@@ -8,23 +8,42 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	agentbe "github.com/agentbe/agent-backend"
 )
 
-// remotePool spreads keys over the daemons' addresses.
+// remotePool spreads keys over the daemons' addresses, sticky: each key is
+// served by its own daemon only. Each shard's Remote pins that daemon's
+// host key and works in its workspace.
 func remotePool(t *testing.T, daemons []*testDaemon) *agentbe.Pool[agentbe.RemoteConfig] {
+	return newRemotePool(t, daemons, nil)
+}
+
+// failoverPool is remotePool with PoolConfig.Failover: a down daemon's keys
+// move to the others.
+func failoverPool(t *testing.T, daemons []*testDaemon) *agentbe.Pool[agentbe.RemoteConfig] {
+	return newRemotePool(t, daemons, func(c *agentbe.PoolConfig[agentbe.RemoteConfig]) { c.Failover = true })
+}
+
+func newRemotePool(t *testing.T, daemons []*testDaemon, mod func(*agentbe.PoolConfig[agentbe.RemoteConfig])) *agentbe.Pool[agentbe.RemoteConfig] {
 	t.Helper()
 	shards := make([]string, len(daemons))
+	byAddr := map[string]*testDaemon{}
+	keys := map[string]ssh.HostKeyCallback{}
 	for i, d := range daemons {
 		shards[i] = d.addr
+		byAddr[d.addr] = d
+		keys[d.addr] = d.pinned(t)
 	}
-	p, err := agentbe.NewPool(agentbe.PoolConfig[agentbe.RemoteConfig]{
-		Defaults: agentbe.RemoteConfig{RootDir: daemons[0].root, HostKeyCallback: acceptAnyKey,
-			KeepaliveInterval: -1, OperationTimeout: 60 * time.Second,
+	cfg := agentbe.PoolConfig[agentbe.RemoteConfig]{
+		Defaults: agentbe.RemoteConfig{KeepaliveInterval: -1, OperationTimeout: 60 * time.Second,
 			Reconnect: agentbe.ReconnectConfig{Disabled: true}},
 		Shards: shards,
 		Place: func(c agentbe.RemoteConfig, shard string) agentbe.RemoteConfig {
 			c.Host, c.Port = splitHostPort(shard)
+			c.HostKeyCallback = keys[shard]
+			c.RootDir = byAddr[shard].root
 			return c
 		},
 		New: func(ctx context.Context, c agentbe.RemoteConfig) (agentbe.Backend, error) {
@@ -39,7 +58,11 @@ func remotePool(t *testing.T, daemons []*testDaemon) *agentbe.Pool[agentbe.Remot
 			return r, nil
 		},
 		ShardRetry: time.Minute,
-	})
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	p, err := agentbe.NewPool(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +70,11 @@ func remotePool(t *testing.T, daemons []*testDaemon) *agentbe.Pool[agentbe.Remot
 	return p
 }
 
-// TestPoolScaleOutAcrossDaemons: 1,000 keys over three real daemons; one
-// daemon dies; only its keys move, their operations fail fast once, then
-// work on the new owner. Every daemon serves the same workspace path layout
-// (each its own directory, as each replica has its own volume).
-func TestPoolScaleOutAcrossDaemons(t *testing.T) {
+// TestPoolFailoverAcrossDaemons: with Failover, 300 keys over three real
+// daemons; one daemon dies; only its keys move, their operations fail fast
+// once, then work on the new owner. (The daemons share one workspace here:
+// a moved key's backend starts wherever it lands.)
+func TestPoolFailoverAcrossDaemons(t *testing.T) {
 	ctx := context.Background()
 	var daemons []*testDaemon
 	for i := 0; i < 3; i++ {
@@ -65,12 +88,12 @@ func TestPoolScaleOutAcrossDaemons(t *testing.T) {
 		d.start()
 	}
 	before := runtime.NumGoroutine()
-	p := remotePool(t, daemons)
+	p := failoverPool(t, daemons)
 	owner := map[string]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
-	for i := 0; i < 1000; i++ {
+	for i := 0; i < 300; i++ {
 		key := fmt.Sprint("tenant-", i)
 		wg.Add(1)
 		sem <- struct{}{}
@@ -95,8 +118,8 @@ func TestPoolScaleOutAcrossDaemons(t *testing.T) {
 		count[o]++
 	}
 	for _, d := range daemons {
-		if c := count[d.addr]; c < 200 {
-			t.Errorf("daemon %s got %d of 1000 keys", d.addr, c)
+		if c := count[d.addr]; c < 60 {
+			t.Errorf("daemon %s got %d of 300 keys", d.addr, c)
 		}
 	}
 	victim := daemons[1]

@@ -67,16 +67,17 @@ func TestPoolReplacesLeasedBackendWithoutDestroyingIt(t *testing.T) {
 	checkGoroutinesBack(t, before, 5)
 }
 
-// TestPoolSweepMarksDeadDaemonDown: Sweep removing the backend of a dead
-// daemon takes the daemon out of the rendezvous as Acquire does, so the
-// key's next Acquire lands on a live daemon instead of failing once.
+// TestPoolSweepMarksDeadDaemonDown: with Failover, Sweep removing the
+// backend of a dead daemon takes the daemon out of the rendezvous as
+// Acquire does, so the key's next Acquire lands on a live daemon instead of
+// failing once.
 func TestPoolSweepMarksDeadDaemonDown(t *testing.T) {
 	ctx := context.Background()
 	a, b := startDaemon(t, ""), startDaemon(t, "")
 	b.kill()
 	b.root = a.root
 	b.start()
-	p := remotePool(t, []*testDaemon{a, b})
+	p := failoverPool(t, []*testDaemon{a, b})
 	var onB *agentbe.Lease
 	key := ""
 	for i := 0; key == ""; i++ {

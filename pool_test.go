@@ -230,11 +230,14 @@ func TestRendezvousMovesOnlyTheRemovedShare(t *testing.T) {
 	}
 }
 
-func TestPoolShardsSkipDeadOnes(t *testing.T) {
+// TestPoolFailoverSkipsDeadShards: with Failover, the keys of a dead shard
+// move to the live ones, and only they do.
+func TestPoolFailoverSkipsDeadShards(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	dead := map[string]bool{}
 	p, _ := memPool(t, PoolConfig[MemoryConfig]{
+		Failover:   true,
 		Shards:     []string{"/s1", "/s2", "/s3"},
 		Place:      func(c MemoryConfig, shard string) MemoryConfig { c.RootDir = shard; return c },
 		ShardRetry: time.Hour,
@@ -284,14 +287,16 @@ func TestPoolShardsSkipDeadOnes(t *testing.T) {
 	}
 }
 
-// TestPoolShardBuildFailureMovesKey: the first acquisition of a key whose
-// daemon is down fails fast; the next one lands on a live daemon.
-func TestPoolShardBuildFailureMovesKey(t *testing.T) {
+// TestPoolFailoverBuildFailureMovesKey: with Failover, the first
+// acquisition of a key whose daemon is down fails fast; the next one lands
+// on a live daemon.
+func TestPoolFailoverBuildFailureMovesKey(t *testing.T) {
 	ctx := context.Background()
 	shards := []string{"/s1", "/s2", "/s3"}
 	p, _ := memPool(t, PoolConfig[MemoryConfig]{
-		Shards: shards,
-		Place:  func(c MemoryConfig, shard string) MemoryConfig { c.RootDir = shard; return c },
+		Failover: true,
+		Shards:   shards,
+		Place:    func(c MemoryConfig, shard string) MemoryConfig { c.RootDir = shard; return c },
 		New: func(ctx context.Context, c MemoryConfig) (Backend, error) {
 			if c.RootDir == "/s2" {
 				return nil, errors.New("connection refused")

@@ -4,6 +4,7 @@
 //	agent-backend sftp-server --rootDir DIR        SFTP on stdin/stdout, jailed to DIR
 //	agent-backend ssh-proxy --url ws://H:P/ssh     stdin/stdout to the daemon's /ssh (OpenSSH ProxyCommand)
 //	agent-backend hostkey --file KEYFILE           the host key's fingerprint and known_hosts line
+//	agent-backend migrate --from S --to S …         move tenants between daemons when the shard list changes
 //
 // It is a drop-in for the TypeScript reference's `agent-backend` binary: the
 // flags are the ones its client passes.
@@ -47,6 +48,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runSFTPServer(args[1:], stdin, stdout, stderr)
 	case "hostkey":
 		return runHostKey(args[1:], stdout, stderr)
+	case "migrate":
+		return runMigrate(args[1:], stdin, stdout, stderr)
 	case "--version", "-v", "version":
 		fmt.Fprintln(stdout, version)
 		return 0
@@ -65,6 +68,7 @@ func usage(w io.Writer) {
   agent-backend sftp-server --rootDir DIR
   agent-backend ssh-proxy --url ws://HOST:PORT/ssh [--token-file FILE]
   agent-backend hostkey --file KEYFILE [--host NAME[,NAME...]] [--port N]
+  agent-backend migrate --from H:P,... --to H:P,... --prefix DIR --known-hosts FILE [--token-file FILE] [--keys FILE] [--delete-source] ...
   agent-backend --version | --help
 `)
 }

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package agentbe
+
+import "os"
+
+// lockJournal does nothing where flock is missing.
+func lockJournal(*os.File) error { return nil }
