@@ -129,7 +129,7 @@ func TestServerNotificationsGetNoResponse(t *testing.T) {
 }
 
 // TestInitializeGolden checks version negotiation against the reference
-// capture in /work/shared/conformance/initialize.json (copied to testdata)
+// server's capture (testdata/proto_initialize.json)
 // and the 2024-10-07 echo the official SDK also does.
 func TestInitializeGolden(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("testdata", "proto_initialize.json"))
