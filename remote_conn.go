@@ -81,9 +81,10 @@ type remoteLink struct {
 	// confines scopes itself (see remote_scope.go).
 	ours bool
 
-	scopeMu   sync.Mutex
-	scopes    map[string]*scopeSession // SFTP sessions of scopes, by RootDir
-	scopeTick uint64
+	scopeMu    sync.Mutex
+	scopes     map[string]*scopeSession // SFTP sessions of scopes, by RootDir
+	scopeTick  uint64
+	scopeFreed chan struct{} // closed when a session becomes idle
 }
 
 func (l *remoteLink) close() {

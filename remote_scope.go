@@ -24,10 +24,14 @@ import (
 // scopeEnvName is the env request naming a channel's scope.
 const scopeEnvName = "AGENTBE_SCOPE"
 
-// maxIdleScopeSessions bounds the SFTP sessions of scopes a link keeps
-// open while no operation uses them; the daemon allows a connection only
-// a few channels (16 by default).
-const maxIdleScopeSessions = 4
+// maxScopeSessions bounds the SFTP sessions of scopes a link has open at
+// once, and maxIdleScopeSessions those it keeps open while no operation
+// uses them: the daemon allows a connection a few channels only (16 by
+// default), which commands need as well.
+const (
+	maxScopeSessions     = 8
+	maxIdleScopeSessions = 4
+)
 
 // scopeSession is the SFTP session of one scope on a link.
 type scopeSession struct {
@@ -60,50 +64,86 @@ func (r *Remote) sftpFor(ctx context.Context, l *remoteLink) (*sftpjail.Client, 
 }
 
 // scopeSFTP returns the link's session for the scope whose RootDir is dir,
-// opening it on first use.
+// opening it on first use. At most maxScopeSessions are open at once: a
+// new one first closes an idle one, or waits for one to become idle.
 func (l *remoteLink) scopeSFTP(ctx context.Context, dir string) (*sftpjail.Client, string, func(), error) {
-	l.scopeMu.Lock()
-	if l.scopes == nil {
-		l.scopes = map[string]*scopeSession{}
+	e, err := l.acquireScope(ctx, dir)
+	if err != nil {
+		return nil, "", nil, err
 	}
-	e := l.scopes[dir]
-	if e == nil {
-		e = &scopeSession{ready: make(chan struct{})}
-		l.scopes[dir] = e
-		l.scopeMu.Unlock()
-		l.openScope(ctx, dir, e)
-	} else {
-		l.scopeMu.Unlock()
-		select {
-		case <-e.ready:
-		case <-ctx.Done():
-			return nil, "", nil, ctx.Err()
-		}
-	}
-	if e.err != nil {
-		return nil, "", nil, e.err
-	}
-	l.scopeMu.Lock()
-	if l.scopes[dir] != e {
-		// Closed meanwhile (its stream ended): its operations fail as on
-		// a closed session.
-		l.scopeMu.Unlock()
-		return nil, "", nil, sftpjail.ErrConnClosed
-	}
-	e.users++
-	l.scopeMu.Unlock()
 	var once sync.Once
 	release := func() {
 		once.Do(func() {
 			l.scopeMu.Lock()
+			defer l.scopeMu.Unlock()
 			e.users--
 			l.scopeTick++
 			e.used = l.scopeTick
-			l.evictIdle()
-			l.scopeMu.Unlock()
+			if e.users == 0 {
+				l.trimIdle(maxIdleScopeSessions)
+				l.freed()
+			}
 		})
 	}
 	return e.c, e.presented, release, nil
+}
+
+// acquireScope returns dir's open session with one more user.
+func (l *remoteLink) acquireScope(ctx context.Context, dir string) (*scopeSession, error) {
+	for {
+		select {
+		case <-l.lost:
+			return nil, sftpjail.ErrConnClosed
+		default:
+		}
+		l.scopeMu.Lock()
+		if l.scopes == nil {
+			l.scopes = map[string]*scopeSession{}
+		}
+		e := l.scopes[dir]
+		switch {
+		case e != nil && e.c != nil:
+			e.users++
+			l.scopeMu.Unlock()
+			return e, nil
+		case e != nil:
+			// Being opened by another operation: wait for it, then look
+			// again (it may have failed, or been closed meanwhile).
+			l.scopeMu.Unlock()
+			select {
+			case <-e.ready:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if e.err != nil {
+				return nil, e.err
+			}
+			continue
+		case len(l.scopes) < maxScopeSessions || l.evictOne():
+			// Ours to open; counted as used already, so that it is not
+			// closed as idle before this operation runs.
+			e = &scopeSession{ready: make(chan struct{}), users: 1}
+			l.scopes[dir] = e
+			l.scopeMu.Unlock()
+			l.openScope(ctx, dir, e)
+			if e.err != nil {
+				return nil, e.err
+			}
+			return e, nil
+		}
+		if l.scopeFreed == nil {
+			l.scopeFreed = make(chan struct{})
+		}
+		freed := l.scopeFreed
+		l.scopeMu.Unlock()
+		select {
+		case <-freed:
+		case <-l.lost:
+			return nil, sftpjail.ErrConnClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // openScope opens e, the session of dir, and makes it ready; a failure is
@@ -132,6 +172,7 @@ func (l *remoteLink) openScope(ctx context.Context, dir string, e *scopeSession)
 	}
 	if l.scopes[dir] == e {
 		delete(l.scopes, dir)
+		l.freed()
 	}
 }
 
@@ -140,31 +181,55 @@ func (l *remoteLink) dropScope(dir string, e *scopeSession) {
 	l.scopeMu.Lock()
 	if l.scopes[dir] == e {
 		delete(l.scopes, dir)
+		l.freed()
 	}
 	l.scopeMu.Unlock()
 }
 
-// evictIdle closes the least recently used idle sessions beyond
-// maxIdleScopeSessions; l.scopeMu is held.
-func (l *remoteLink) evictIdle() {
-	for {
-		idle := 0
-		var oldest *scopeSession
-		var oldestDir string
-		for dir, e := range l.scopes {
-			if e.users > 0 || e.c == nil {
-				continue
-			}
-			idle++
-			if oldest == nil || e.used < oldest.used {
-				oldest, oldestDir = e, dir
-			}
+// oldestIdle returns the least recently used idle session and how many
+// are idle; l.scopeMu is held.
+func (l *remoteLink) oldestIdle() (dir string, oldest *scopeSession, idle int) {
+	for d, e := range l.scopes {
+		if e.users > 0 || e.c == nil {
+			continue
 		}
-		if idle <= maxIdleScopeSessions {
+		idle++
+		if oldest == nil || e.used < oldest.used {
+			dir, oldest = d, e
+		}
+	}
+	return dir, oldest, idle
+}
+
+// evictOne closes the least recently used idle session, if any; l.scopeMu
+// is held.
+func (l *remoteLink) evictOne() bool {
+	dir, e, _ := l.oldestIdle()
+	if e == nil {
+		return false
+	}
+	delete(l.scopes, dir)
+	go e.c.Close()
+	return true
+}
+
+// trimIdle closes the least recently used idle sessions beyond keep;
+// l.scopeMu is held.
+func (l *remoteLink) trimIdle(keep int) {
+	for {
+		if _, _, idle := l.oldestIdle(); idle <= keep {
 			return
 		}
-		delete(l.scopes, oldestDir)
-		go oldest.c.Close()
+		l.evictOne()
+	}
+}
+
+// freed wakes those waiting for a session to open (one became idle or was
+// forgotten); l.scopeMu is held.
+func (l *remoteLink) freed() {
+	if l.scopeFreed != nil {
+		close(l.scopeFreed)
+		l.scopeFreed = nil
 	}
 }
 
