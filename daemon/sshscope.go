@@ -27,16 +27,16 @@ var errOutsideScope = errors.New("agentbe daemon: the command's directory is out
 
 // channelScope maps a workspace path that names a scope (AGENTBE_SCOPE:
 // relative to the root, or absolute under it as the path conventions
-// allow) to the scope, normalized like X-Scope-Path.
+// allow) to the scope, validated and normalized by NormalizeScopePath as
+// X-Scope-Path is.
 func (s *Server) channelScope(p string) (string, error) {
-	rel, err := wspath.Resolve(s.rootDir, p)
-	if err != nil {
-		return "", ErrInvalidScope
+	switch root := s.rootDir; {
+	case p == root:
+		p = ""
+	case root != "/" && strings.HasPrefix(p, root+"/"):
+		p = p[len(root)+1:]
 	}
-	if rel == "." {
-		return "", nil
-	}
-	return NormalizeScopePath(rel)
+	return NormalizeScopePath(p)
 }
 
 // dirScope maps the directory of a command's cd prefix (the TypeScript
