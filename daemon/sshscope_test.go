@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -180,4 +181,37 @@ func sftpClientOn(t *testing.T, r io.Reader, w io.WriteCloser) *sftpjail.Client 
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// BenchmarkSSHExecScoped runs `true` through an SSH exec channel of the
+// whole workspace, next to one scoped with AGENTBE_SCOPE (whose backend, a
+// scope opened and its directory checked, is made for the channel): the
+// difference is what confining a channel costs.
+func BenchmarkSSHExecScoped(b *testing.B) {
+	d := startDaemon(&testing.T{}, Config{RootDir: b.TempDir(), SSHHostKeyPath: benchKeyPath(b), Isolation: "software",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer d.stop()
+	os.MkdirAll(filepath.Join(d.RootDir(), "users/alice"), 0o755)
+	c := benchSSHClient(b, d)
+	for _, scope := range []string{"", "users/alice"} {
+		name := "root"
+		if scope != "" {
+			name = "scoped"
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s, err := c.NewSession()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if scope != "" {
+					s.SendRequest("env", false, ssh.Marshal(struct{ Name, Value string }{"AGENTBE_SCOPE", scope}))
+				}
+				if err := s.Run("true"); err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+			}
+		})
+	}
 }
