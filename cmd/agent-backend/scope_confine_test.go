@@ -111,7 +111,8 @@ func TestScopedPTYShellConfined(t *testing.T) {
 	if err := s.Shell(); err != nil {
 		t.Fatal(err)
 	}
-	io.WriteString(in, "cat /tmp/agentbe-workspace/users/bob/secret.txt "+filepath.Join(d.root, "users/bob/secret.txt")+
+	// Errors go nowhere: on a pty they could land amid the listing.
+	io.WriteString(in, "exec 2>/dev/null; cat /tmp/agentbe-workspace/users/bob/secret.txt "+filepath.Join(d.root, "users/bob/secret.txt")+
 		" ../bob/secret.txt; echo x > ../bob/owned.txt; echo LS; ls -A /tmp/agentbe-workspace; exit 0\n")
 	done := make(chan error, 1)
 	go func() { done <- s.Wait() }()
