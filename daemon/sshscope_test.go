@@ -215,3 +215,27 @@ func BenchmarkSSHExecScoped(b *testing.B) {
 		})
 	}
 }
+
+// FuzzChannelScope: whatever AGENTBE_SCOPE holds, an accepted value is a
+// scope NormalizeScopePath keeps as it is (no "..", no empty or "."
+// element), under the root the value named.
+func FuzzChannelScope(f *testing.F) {
+	s := &Server{rootDir: "/srv/ws"}
+	for _, seed := range []string{"users/alice", "/srv/ws/users/alice", "/srv/ws", "/srv/wsx/a", "../x", "a//b", "/", ""} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		scope, err := s.channelScope(v)
+		if err != nil {
+			return
+		}
+		if again, err := NormalizeScopePath(scope); err != nil || again != scope {
+			t.Fatalf("%q: scope %q is not normalized (%q, %v)", v, scope, again, err)
+		}
+		for _, seg := range strings.Split(scope, "/") {
+			if scope != "" && (seg == "" || seg == "." || seg == "..") {
+				t.Fatalf("%q: scope %q has the element %q", v, scope, seg)
+			}
+		}
+	})
+}
