@@ -106,3 +106,29 @@ func TestRemoteScopeOutsideConnection(t *testing.T) {
 		t.Errorf("a refused scope reads as a lost connection: %v", err)
 	}
 }
+
+// BenchmarkRemoteScopeRead reads a 4 KiB file through the root Remote
+// (the connection's SFTP session) next to the same through a scope (its
+// own session, jailed by the daemon), once the session is open.
+func BenchmarkRemoteScopeRead(b *testing.B) {
+	ctx := context.Background()
+	d := startDaemon(b, "tok-bench-scope")
+	r := d.remote(b, nil)
+	sc, err := r.Scope("users/alice", agentbe.ScopeOptions{})
+	must(b, err)
+	must(b, sc.Write(ctx, "f", make([]byte, 4096)))
+	for _, c := range []struct {
+		name string
+		be   agentbe.Backend
+		p    string
+	}{{"root", r, "users/alice/f"}, {"scope", sc, "f"}} {
+		be, p := c.be, c.p
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := be.Read(ctx, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
