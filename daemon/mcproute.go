@@ -65,7 +65,7 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
 				"Server is configured for "+s.rootDir+", not "+want[0])
 		}
 	}
-	b, release, err := s.requestBackend(r.Context(), r.Header.Get("X-Scope-Path"))
+	b, release, err := s.httpBackend(r)
 	if err != nil {
 		return nil, nil, scopeError(err)
 	}
