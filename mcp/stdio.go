@@ -192,6 +192,11 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) func() {
 	// Register the call before anything else is read, so a cancellation on
 	// the next line cannot overtake it.
 	callCtx, cancelCall := context.WithCancelCause(ctx)
+	if m.Method == "tools/call" {
+		// Progress notifications go out as lines of their own, before
+		// the response (callTool stops them before it answers).
+		callCtx = withNotifier(callCtx, c.write)
+	}
 	key := s.track(m.ID, cancelCall)
 	return func() {
 		defer c.wg.Done()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/agentbe/agent-backend/mcp"
@@ -11,7 +12,7 @@ import (
 
 func TestExecTool(t *testing.T) {
 	var gotEnv map[string]string
-	tool, h := newExecTool(func(ctx context.Context, command string, env map[string]string) (ExecResult, error) {
+	tool, h := newExecTool(func(ctx context.Context, command string, env map[string]string, _ io.Writer) (ExecResult, error) {
 		gotEnv = env
 		switch command {
 		case "ok":
@@ -69,6 +70,6 @@ func TestExecTool(t *testing.T) {
 // function.
 func newExecTool(run ExecFunc, lim Limits) (mcp.Tool, toolFunc) {
 	return execTool, func(ctx context.Context, raw json.RawMessage) (*mcp.CallToolResult, error) {
-		return serveExec(ctx, run, raw, lim.effective())
+		return serveExec(ctx, run, mcp.ToolCall{Name: "exec", Arguments: raw}, lim.effective())
 	}
 }
