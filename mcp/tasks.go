@@ -43,8 +43,8 @@ const (
 	DefaultTaskTTL            = 10 * time.Minute
 	DefaultTaskOutputBytes    = 8 << 10
 	DefaultTaskResultBytes    = 256 << 20
-	DefaultTaskAfter          = time.Second
-	DefaultTaskPollInterval   = time.Second
+	DefaultTaskAfter          = 500 * time.Millisecond
+	DefaultTaskPollInterval   = 500 * time.Millisecond
 	taskIDBytes               = 16 // 128 bits from crypto/rand
 	taskCancelledByClientText = "Cancelled by the client (tasks/cancel)"
 )

@@ -186,7 +186,7 @@ func TestTaskLifecycle(t *testing.T) {
 			t.Fatalf("%s: %v", k, err)
 		}
 	}
-	if res["ttlMs"].(float64) != float64((DefaultTaskMaxRuntime+DefaultTaskTTL).Milliseconds()) || res["pollIntervalMs"].(float64) != 1000 {
+	if res["ttlMs"].(float64) != float64((DefaultTaskMaxRuntime+DefaultTaskTTL).Milliseconds()) || res["pollIntervalMs"].(float64) != 500 {
 		t.Fatalf("ttl/poll: %+v", res)
 	}
 

@@ -48,7 +48,7 @@ var execTool = mcp.Tool{
 		"a request with _meta.progressToken gets a notifications/progress every second while the command runs " +
 		"(its message counts the output so far), so clients that reset their timeout on progress keep waiting; " +
 		"a client declaring the io.modelcontextprotocol/tasks extension in the request's capabilities gets, " +
-		"for a command still running after a second, a task instead of the result: " +
+		"for a command still running after half a second, a task instead of the result: " +
 		"tasks/get reports its status, the last of its output so far and, once done, this tool's result; " +
 		"tasks/cancel kills the command and everything it started.",
 	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
