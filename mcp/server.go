@@ -50,7 +50,8 @@ type ServerOptions struct {
 	// tool's context is cancelled once it elapses (the file tools check it
 	// in every loop and stop) and the call is answered with an error
 	// result. Zero leaves calls bounded only by the request's context and
-	// notifications/cancelled.
+	// notifications/cancelled. A call answered with a task is bounded by
+	// TaskOptions.MaxRuntime instead.
 	CallTimeout time.Duration
 	// MaxMessageBytes bounds every message the Server sends (one response,
 	// or the array answering a batch); zero means DefaultMaxMessageBytes,

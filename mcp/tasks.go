@@ -42,7 +42,7 @@ const (
 	DefaultTaskMaxRuntime     = time.Hour
 	DefaultTaskTTL            = 10 * time.Minute
 	DefaultTaskOutputBytes    = 8 << 10
-	DefaultTaskResultBytes    = 256 << 20
+	DefaultTaskResultBytes    = 64 << 20
 	DefaultTaskAfter          = 500 * time.Millisecond
 	DefaultTaskPollInterval   = 500 * time.Millisecond
 	taskIDBytes               = 16 // 128 bits from crypto/rand

@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"syscall"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )

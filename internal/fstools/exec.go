@@ -47,10 +47,11 @@ var execTool = mcp.Tool{
 		"Long commands (builds, test runs) may outlive a client's request timeout: " +
 		"a request with _meta.progressToken gets a notifications/progress every second while the command runs " +
 		"(its message counts the output so far), so clients that reset their timeout on progress keep waiting; " +
-		"a client declaring the io.modelcontextprotocol/tasks extension in the request's capabilities gets, " +
+		"where the server keeps tasks (the agentbe daemon does), a client declaring the io.modelcontextprotocol/tasks extension " +
+		"in the request's capabilities gets, " +
 		"for a command still running after half a second, a task instead of the result: " +
 		"tasks/get reports its status, the last of its output so far and, once done, this tool's result; " +
-		"tasks/cancel kills the command and everything it started.",
+		"tasks/cancel kills the command's process group.",
 	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 		`"command":{"type":"string","description":"The shell command line"},` +
 		`"env":{"type":"object","additionalProperties":{"type":"string"},"description":"Extra environment variables for this command"}},` +

@@ -104,6 +104,16 @@ func TestExecProgressAndOutput(t *testing.T) {
 		<-twoBeats
 		return ExecResult{Stdout: []byte("hello world")}, nil
 	}
+	// The tool's description tells clients how to keep a long command
+	// alive.
+	for _, s := range []string{"_meta.progressToken", "notifications/progress", "io.modelcontextprotocol/tasks", "tasks/get", "tasks/cancel"} {
+		if !strings.Contains(execTool.Description, s) {
+			t.Errorf("exec's description does not mention %s", s)
+		}
+	}
+	if !execTool.LongRunning {
+		t.Error("exec is not LongRunning")
+	}
 	lim := Limits{ProgressInterval: time.Millisecond}.effective()
 	res, err := serveExec(context.Background(), run, mcp.ToolCall{Name: "exec", Arguments: json.RawMessage(`{"command":"x"}`),
 		Progress: progress, Output: &watched}, lim)
