@@ -121,12 +121,16 @@ func (s *Server) callAsTask(ctx context.Context, m *Message, i int, name string,
 }
 
 // directResult answers the call with the result of its task, which
-// finished before it was announced and is dropped.
+// finished before it was announced and is dropped. A task that ended
+// without a result (the store shut down under it) is an internal error.
 func (s *Server) directResult(id json.RawMessage, t *task) []byte {
 	t.st.remove(t)
 	t.mu.Lock()
-	res := t.result
+	res, status, msg := t.result, t.status, t.message
 	t.mu.Unlock()
+	if status != taskCompleted {
+		return appendError(nil, id, CodeInternalError, "Internal error: "+msg, nil)
+	}
 	b := append(responseBuffer(len(res)+len(id)+32), `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)

@@ -467,6 +467,27 @@ func TestTaskStoreClose(t *testing.T) {
 	}
 }
 
+// A store shutting down while a call has not been announced as a task
+// yet: the call gets an internal error, not an empty result.
+func TestTaskStoreClosedBeforeAnnounced(t *testing.T) {
+	j := newJobs()
+	st := NewTaskStore(TaskOptions{After: time.Hour})
+	s := taskServer(j, st, "a")
+	done := make(chan struct{})
+	var res map[string]any
+	var e *RPCError
+	go func() {
+		defer close(done)
+		res, e = rpc(t, s, "tools/call", `{"name":"job","arguments":{"id":"s"},`+declareTasks+`}`)
+	}()
+	j.waitStarted(t, "s")
+	st.Close()
+	<-done
+	if e == nil || e.Code != CodeInternalError || e.Message != "Internal error: The server shut down before the task finished" {
+		t.Fatalf("%+v %+v", res, e)
+	}
+}
+
 func TestTailBuffer(t *testing.T) {
 	b := tailBuffer{max: 8}
 	for _, w := range []string{"abc", "defgh", "ijklmnopqrstu", "v", "wxyz"} {
