@@ -255,13 +255,14 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server,
 	}
 	if len(requests) == 1 {
 		var up *sseUpgrade
-		if acceptSSE && requests[0].Method == "tools/call" {
+		rctx := ctx
+		if acceptSSE && requests[0].Method == "tools/call" && progressToken(requests[0]) != nil {
 			// A tool reporting progress turns the response into an SSE
 			// stream: the notifications, then the response.
 			up = &sseUpgrade{w: w}
-			ctx = withNotifier(ctx, up.notify)
+			rctx = withNotifier(ctx, up)
 		}
-		resp := h.run(ctx, srv, key, requests[0])
+		resp := h.run(rctx, srv, key, requests[0])
 		if up.finish(resp) {
 			releaseResponse(resp)
 			return
@@ -356,8 +357,8 @@ func (h *httpHandler) serveSSE(ctx context.Context, w http.ResponseWriter, srv *
 		go func() {
 			defer wg.Done()
 			rctx := ctx
-			if m.Method == "tools/call" {
-				rctx = withNotifier(ctx, writeEvent)
+			if m.Method == "tools/call" && progressToken(m) != nil {
+				rctx = withNotifier(ctx, notifyFunc(writeEvent))
 			}
 			if resp := h.run(rctx, srv, key, m); resp != nil {
 				writeEvent(resp)

@@ -9,15 +9,18 @@ import (
 	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
-// notifierKey carries, in a request's context, the function that delivers
+// notifierKey carries, in a request's context, the notifier that delivers
 // a notification related to that request before its response: the stdio
 // transport writes it as a line, the HTTP transport as an event of the
-// request's SSE response stream. Without it (Handle, batches, a client
+// request's SSE response stream. Without one (Handle, batches, a client
 // that accepts only JSON) a tool's progress is not sent.
 type notifierKey struct{}
 
-func withNotifier(ctx context.Context, send func(msg []byte)) context.Context {
-	return context.WithValue(ctx, notifierKey{}, send)
+// notifier delivers one notification (an encoded JSON-RPC message).
+type notifier interface{ notify(msg []byte) }
+
+func withNotifier(ctx context.Context, n notifier) context.Context {
+	return context.WithValue(ctx, notifierKey{}, n)
 }
 
 // withoutNotifier is ctx without a notifier: a task outlives its request,
@@ -26,13 +29,18 @@ func withoutNotifier(ctx context.Context) context.Context {
 	if ctx.Value(notifierKey{}) == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, notifierKey{}, (func([]byte))(nil))
+	return context.WithValue(ctx, notifierKey{}, nil)
 }
 
-func notifierOf(ctx context.Context) func([]byte) {
-	f, _ := ctx.Value(notifierKey{}).(func([]byte))
-	return f
+func notifierOf(ctx context.Context) notifier {
+	n, _ := ctx.Value(notifierKey{}).(notifier)
+	return n
 }
+
+// notifyFunc is a notifier made of a function.
+type notifyFunc func([]byte)
+
+func (f notifyFunc) notify(msg []byte) { f(msg) }
 
 // progressToken returns params._meta.progressToken (a string or a number,
 // as raw JSON), or nil.
@@ -57,7 +65,7 @@ func progressToken(m *Message) json.RawMessage {
 // progressSink sends the notifications/progress of one tools/call.
 type progressSink struct {
 	token json.RawMessage
-	send  func([]byte)
+	send  notifier
 
 	mu      sync.Mutex
 	n       int64
@@ -97,7 +105,7 @@ func (p *progressSink) report(message string) {
 		b = jsonraw.AppendString(b, message)
 	}
 	b = append(b, `}}`...)
-	p.send(b)
+	p.send.notify(b)
 }
 
 // stop ends the sink: the response follows, and nothing may come after it.

@@ -155,7 +155,7 @@ func TestProgressAfterReturnDropped(t *testing.T) {
 			return TextResult("done"), nil
 		})
 	var sent []string
-	ctx := withNotifier(context.Background(), func(b []byte) { sent = append(sent, string(b)) })
+	ctx := withNotifier(context.Background(), notifyFunc(func(b []byte) { sent = append(sent, string(b)) }))
 	m, _ := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"leak","_meta":{"progressToken":1}}}`))
 	if resp := s.handle(ctx, m, transportCancels); resp == nil || late == nil {
 		t.Fatalf("no response or no Progress")

@@ -398,7 +398,7 @@ func (s *Server) callTool(ctx context.Context, m *Message, owner cancelOwner) []
 		res = ErrorResult("MCP error -32602: Tool " + string(name) + " not found")
 	} else {
 		if s.taskEligible(i, m) {
-			return s.callAsTask(ctx, m, i, string(name), args)
+			return s.callAsTask(ctx, m, i, name, args)
 		}
 		prog := s.progressFor(ctx, m)
 		if owner == transportCancels {
@@ -419,14 +419,14 @@ func (s *Server) callTool(ctx context.Context, m *Message, owner cancelOwner) []
 			return nil
 		}
 	}
-	return s.appendToolResponse(m.ID, string(name), res, 0)
+	return s.appendToolResponse(m.ID, name, res, 0)
 }
 
 // appendToolResponse encodes the response carrying res, the result of
 // tool name, kept within the message limit less reserve bytes (a result
 // that would not fit is replaced by an error result saying so). With a
 // nil id it returns the result object alone.
-func (s *Server) appendToolResponse(id json.RawMessage, name string, res *CallToolResult, reserve int) []byte {
+func (s *Server) appendToolResponse(id json.RawMessage, name []byte, res *CallToolResult, reserve int) []byte {
 	head := func(b []byte) []byte {
 		if id == nil {
 			return b
@@ -444,17 +444,17 @@ func (s *Server) appendToolResponse(id json.RawMessage, name string, res *CallTo
 	b := head(responseBuffer(resultSizeHint(res) + len(id) + 1))
 	b, err := appendCallToolResult(b, res)
 	if err != nil {
-		s.logf("mcp: encoding result of tool", "tool", name, "err", err)
+		s.logf("mcp: encoding result of tool", "tool", string(name), "err", err)
 		b = head(b[:0])
-		b, _ = appendCallToolResult(b, ErrorResult("Internal error: result of tool "+name+" cannot be encoded: "+err.Error()))
+		b, _ = appendCallToolResult(b, ErrorResult("Internal error: result of tool "+string(name)+" cannot be encoded: "+err.Error()))
 	}
 	b = tail(b)
 	if limit := s.opts.MessageLimit() - reserve; len(b) > limit {
-		s.logf("mcp: result of tool too large", "tool", name, "bytes", len(b), "limit", limit)
+		s.logf("mcp: result of tool too large", "tool", string(name), "bytes", len(b), "limit", limit)
 		n := len(b)
 		releaseResponse(b)
 		b = head(responseBuffer(256 + len(id)))
-		b, _ = appendCallToolResult(b, ErrorResult("Result too large: the result of tool "+name+" is "+
+		b, _ = appendCallToolResult(b, ErrorResult("Result too large: the result of tool "+string(name)+" is "+
 			strconv.Itoa(n)+" bytes encoded, over the limit of "+strconv.Itoa(limit)+
 			" bytes for one MCP message; ask for less (a smaller part of the file, fewer entries, less output)"))
 		b = tail(b)

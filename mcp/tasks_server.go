@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,8 +65,9 @@ func (s *Server) taskEligible(i int, m *Message) bool {
 // task (CreateTaskResult) otherwise. The task runs on, bound to neither
 // this request nor its transport, until it finishes, is cancelled
 // (tasks/cancel) or runs out of time (TaskOptions.MaxRuntime).
-func (s *Server) callAsTask(ctx context.Context, m *Message, i int, name string, args json.RawMessage) []byte {
+func (s *Server) callAsTask(ctx context.Context, m *Message, i int, name []byte, args json.RawMessage) []byte {
 	st := s.opts.Tasks
+	name = bytes.Clone(name) // the run outlives the request
 	s.mu.Lock()
 	s.tasksRunning++
 	s.mu.Unlock()
