@@ -214,11 +214,11 @@ func (st *TaskStore) start(parent context.Context, owner string, run func(ctx co
 		return nil, errStoreClosed
 	}
 	st.sweepLocked(now)
-	if st.perOwner[owner] >= st.opts.MaxPerOwner && !st.evictLocked(owner) {
+	if st.perOwner[owner] >= st.opts.MaxPerOwner && !st.evictLocked(&owner) {
 		st.mu.Unlock()
 		return nil, errTooManyTasks{st.opts.MaxPerOwner}
 	}
-	if len(st.tasks) >= st.opts.MaxTotal && !st.evictLocked("") {
+	if len(st.tasks) >= st.opts.MaxTotal && !st.evictLocked(nil) {
 		st.mu.Unlock()
 		return nil, errTooManyTasks{st.opts.MaxTotal}
 	}
@@ -324,17 +324,17 @@ func (st *TaskStore) sweepLocked(now time.Time) {
 			st.removeLocked(t)
 		}
 	}
-	for st.resultBytes > st.opts.ResultBytes && st.evictLocked("") {
+	for st.resultBytes > st.opts.ResultBytes && st.evictLocked(nil) {
 	}
 }
 
-// evictLocked drops the oldest finished task of owner ("" for any owner)
-// and reports whether there was one.
-func (st *TaskStore) evictLocked(owner string) bool {
+// evictLocked drops the oldest finished task of *owner (of any owner when
+// owner is nil) and reports whether there was one.
+func (st *TaskStore) evictLocked(owner *string) bool {
 	var oldest *task
 	var at time.Time
 	for _, t := range st.tasks {
-		if owner != "" && t.owner != owner {
+		if owner != nil && t.owner != *owner {
 			continue
 		}
 		t.mu.Lock()

@@ -398,6 +398,25 @@ func TestTaskStoreBounds(t *testing.T) {
 	}
 }
 
+// The owner "" (a stdio server's) is bounded like any other: a finished
+// task of another owner does not make room for it.
+func TestTaskStoreBoundsEmptyOwner(t *testing.T) {
+	j := newJobs()
+	st := NewTaskStore(TaskOptions{After: -1, MaxPerOwner: 1})
+	defer st.Close()
+	other, empty := taskServer(j, st, "other"), taskServer(j, st, "")
+	done := startTask(t, other, "o", "")
+	j.finish("o", "")
+	waitStatus(t, other, done, "completed")
+	startTask(t, empty, "e1", "")
+	defer j.finish("e1", "")
+	res, _ := rpc(t, empty, "tools/call", `{"name":"job","arguments":{"id":"e2"},`+declareTasks+`}`)
+	if res["isError"] != true {
+		t.Fatalf("a second task for the owner \"\": %+v", res)
+	}
+	getTask(t, other, done) // still kept
+}
+
 func TestTaskStoreTTLAndResultBytes(t *testing.T) {
 	j := newJobs()
 	var now atomic.Int64
