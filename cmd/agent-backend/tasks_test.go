@@ -15,7 +15,7 @@ import (
 )
 
 // TestSDKExecProgress: the official SDK client (1.x) calls exec
-// `echo started; sleep 3; echo done` with a 1.5 s request timeout. With
+// `echo started; sleep 4; echo done` with a 2 s request timeout. With
 // onprogress and resetTimeoutOnProgress the exec's progress notifications
 // (one a second) keep the call alive until its result; without them the
 // call times out. Over stdio (daemon --local-only) and over the daemon's

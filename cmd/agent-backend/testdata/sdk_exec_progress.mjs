@@ -31,9 +31,10 @@ if (mode === '--stdio') {
 const client = new Client({ name: 'exec-progress', version: '1.0.0' });
 await client.connect(transport);
 
-// The request timeout (1.5 s) is shorter than the command (3 s).
-const command = { name: 'exec', arguments: { command: 'echo started; sleep 3; echo done' } };
-const timeout = 1500;
+// The request timeout (2 s) is shorter than the command (4 s); progress
+// comes every second.
+const command = { name: 'exec', arguments: { command: 'echo started; sleep 4; echo done' } };
+const timeout = 2000;
 
 const progress = [];
 const r = await client.callTool(command, undefined, {
