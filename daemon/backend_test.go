@@ -38,7 +38,7 @@ func TestRequestBackend(t *testing.T) {
 		{static, "", "tenant", ""},
 		{static, "other", "", "Scope conflict"},
 	} {
-		b, release, err := c.d.requestBackend(ctx, c.header)
+		b, release, err := c.d.requestBackend(ctx, principal{scope: c.d.staticScope}, c.header)
 		var refused *scopeRefusal
 		switch {
 		case c.refused != "":

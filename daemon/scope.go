@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/http"
 	"path"
 	"strconv"
 	"strings"
@@ -102,19 +103,19 @@ func usableScopeName(seg string) bool {
 
 // requestBackend is the one place that decides what a request works on:
 // the daemon's workspace, or the scope of it the request is confined to.
-// The static scope (Config.ScopePath) confines every request of every
-// route; without one, an HTTP request may name its own (header, the value
-// of X-Scope-Path; "" for none, and always "" for SSH), and no scope means
-// the whole workspace. A scope is opened for this request alone, with its
+// p is who sent it (authenticate): the operator's scope is the static one
+// (Config.ScopePath) or "" for the whole workspace, a tenant's is its
+// scope. header, the request's X-Scope-Path ("" for none), narrows it (see
+// narrowScope). A scope is opened for this request alone, with its
 // directory made, without following links (every route expects it to
 // exist); release, never nil, lets go of it once the request is done.
 //
 // An error the request caused (a scope conflicting with the static one, an
-// invalid path, a link or a file where the scope's directory should be) is
-// a *scopeRefusal, which each route answers in its own words; any other
-// error is the daemon's own failure.
-func (s *Server) requestBackend(ctx context.Context, header string) (b agentbe.Backend, release func(), err error) {
-	scope, refused := s.requestScopePath(header)
+// invalid path, a scope outside the tenant's, a link or a file where the
+// scope's directory should be) is a *scopeRefusal, which each route
+// answers in its own words; any other error is the daemon's own failure.
+func (s *Server) requestBackend(ctx context.Context, p principal, header string) (b agentbe.Backend, release func(), err error) {
+	scope, refused := s.narrowScope(p, header)
 	if refused != nil {
 		return nil, nil, refused
 	}
@@ -131,27 +132,48 @@ func (s *Server) requestBackend(ctx context.Context, header string) (b agentbe.B
 	return sc, func() { sc.Destroy(context.Background()) }, nil
 }
 
-// scopeRefusal is a scope the daemon refuses a request (400 over HTTP):
-// it conflicts with the static scope, fails NormalizeScopePath, or names
-// something that is not a directory of the workspace.
-type scopeRefusal struct{ title, detail string }
+// scopeRefusal is a scope the daemon refuses a request: 400 over HTTP
+// (it conflicts with the static scope, fails NormalizeScopePath, or names
+// something that is not a directory of the workspace), or 403 when
+// forbidden is set (it lies outside the tenant's scope).
+type scopeRefusal struct {
+	title, detail string
+	forbidden     bool
+}
 
 func (r *scopeRefusal) Error() string { return r.detail }
 
-// requestScopePath returns the scope a request works in: the static scope,
-// or the request's X-Scope-Path (header) normalized. "" is the whole
-// workspace.
-func (s *Server) requestScopePath(header string) (string, *scopeRefusal) {
-	if header == "" {
-		return s.staticScope, nil
+// status is the HTTP status of the refusal.
+func (r *scopeRefusal) status() int {
+	if r.forbidden {
+		return http.StatusForbidden
 	}
-	if s.staticScope != "" || s.cfg.ScopePath != "" {
-		return "", &scopeRefusal{"Scope conflict", "Server was started with static scope '" + s.cfg.ScopePath +
+	return http.StatusBadRequest
+}
+
+// errOutsideTenant refuses an X-Scope-Path outside the tenant's scope.
+var errOutsideTenant = &scopeRefusal{"Forbidden", "Scope path is outside the tenant's scope", true}
+
+// narrowScope returns the scope a request of p works in: p's scope, or
+// the request's X-Scope-Path (header) normalized. The operator may name
+// any scope unless the daemon has a static one (then any header is a
+// conflict); a tenant's header must name its scope or a directory inside
+// it, compared name by name after normalization. "" is the whole
+// workspace.
+func (s *Server) narrowScope(p principal, header string) (string, *scopeRefusal) {
+	if header == "" {
+		return p.scope, nil
+	}
+	if p.tenant == nil && (s.staticScope != "" || s.cfg.ScopePath != "") {
+		return "", &scopeRefusal{title: "Scope conflict", detail: "Server was started with static scope '" + s.cfg.ScopePath +
 			"', but request also specified scope '" + header + "'. Use one or the other, not both."}
 	}
 	norm, err := NormalizeScopePath(header)
 	if err != nil {
-		return "", &scopeRefusal{"Invalid scope path", err.Error()}
+		return "", &scopeRefusal{title: "Invalid scope path", detail: err.Error()}
+	}
+	if !scopeWithin(norm, p.scope) {
+		return "", errOutsideTenant
 	}
 	return norm, nil
 }
@@ -179,11 +201,11 @@ func (s *Server) openScope(ctx context.Context, scope string) (*agentbe.Scope, e
 func openScopeRefusal(err error) *scopeRefusal {
 	switch {
 	case errors.Is(err, agentbe.ErrPathEscape):
-		return &scopeRefusal{"Invalid scope path", "Scope path must not contain path traversal sequences"}
+		return &scopeRefusal{title: "Invalid scope path", detail: "Scope path must not contain path traversal sequences"}
 	case errors.Is(err, agentbe.ErrScopeLink), errors.Is(err, syscall.ENOTDIR), errors.Is(err, fs.ErrExist):
-		return &scopeRefusal{"Invalid scope path", "Scope path must name a directory of the workspace, not a symbolic link or a file"}
+		return &scopeRefusal{title: "Invalid scope path", detail: "Scope path must name a directory of the workspace, not a symbolic link or a file"}
 	case errors.Is(err, syscall.ENAMETOOLONG):
-		return &scopeRefusal{"Invalid scope path", "Scope path is too long for the file system"}
+		return &scopeRefusal{title: "Invalid scope path", detail: "Scope path is too long for the file system"}
 	}
 	return nil
 }

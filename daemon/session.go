@@ -46,6 +46,8 @@ type session struct {
 	s   *Server
 	ch  ssh.Channel
 	ctx context.Context
+	// p is who the channel works as: its tenant and scope.
+	p principal
 
 	env      map[string]string
 	pty      *ptyRequest
@@ -67,9 +69,9 @@ type ptyRequest struct {
 
 // serveSession handles one session channel until the client closes it or
 // its work is done (the exit status sent and the channel closed).
-func (s *Server) serveSession(ctx context.Context, ch ssh.Channel, reqs <-chan *ssh.Request) {
+func (s *Server) serveSession(ctx context.Context, ch ssh.Channel, reqs <-chan *ssh.Request, p principal) {
 	ctx, cancel := context.WithCancel(ctx)
-	ss := &session{s: s, ch: ch, ctx: ctx, cancel: cancel, env: map[string]string{}}
+	ss := &session{s: s, ch: ch, ctx: ctx, p: p, cancel: cancel, env: map[string]string{}}
 	var work sync.WaitGroup
 	// When the client closed the channel (or the connection died), or
 	// handling a request panicked, whatever runs is killed.
@@ -212,7 +214,7 @@ func (ss *session) replied(req *ssh.Request) bool { return req == ss.startReq }
 // (or exit-signal) is always sent before the channel is closed.
 func (ss *session) run(kind, arg string, pty *ptyRequest) {
 	ss.s.hook("run " + kind)
-	b, release, err := ss.s.requestBackend(ss.ctx, "")
+	b, release, err := ss.s.requestBackend(ss.ctx, ss.p, "")
 	if err != nil {
 		ss.fail(err)
 		return

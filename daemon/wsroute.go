@@ -41,11 +41,30 @@ func (s *Server) sshRoute() http.Handler {
 			writeJSON(w, http.StatusBadRequest, errorBody{"Bad Request", "WebSocket upgrade required"})
 			return
 		}
-		authorized := s.token.query(r) || s.token.header(r)
+		p, authorized := s.authenticate(r)
+		var conn *sshConnState
 		if !authorized {
 			// Refused after the upgrade (close 4001), so the access line
 			// says 101: this line is what shows a client with a wrong token.
 			s.cfg.Logger.Info("daemon: /ssh refused", "reason", "invalid or missing token", "remote", r.RemoteAddr)
+		} else {
+			// The connection's scope: the principal's, narrowed by the
+			// upgrade's X-Scope-Path; refused before the upgrade, like a
+			// full daemon.
+			header := r.Header.Get("X-Scope-Path")
+			scope, refused := s.narrowScope(p, header)
+			if refused != nil {
+				logRefused(s.cfg.Logger, r, refused.detail)
+				writeJSON(w, refused.status(), errorBody{refused.title, refused.detail})
+				return
+			}
+			release, ok := s.shares.acquire(p.tenant, shareSSH)
+			if !ok {
+				s.writeTenantFull(w, r, p.tenant, shareSSH)
+				return
+			}
+			defer release()
+			conn = &sshConnState{tenant: p.tenant, header: header, scope: scope}
 		}
 		rec := &hijackRecorder{ResponseWriter: w}
 		srv := websocket.Server{
@@ -65,7 +84,7 @@ func (s *Server) sshRoute() http.Handler {
 					return
 				}
 				defer s.ws.remove(c)
-				s.serveSSH(r.Context(), c)
+				s.serveSSH(r.Context(), c, conn)
 			},
 		}
 		srv.ServeHTTP(rec, r)
