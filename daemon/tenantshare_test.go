@@ -212,11 +212,18 @@ func TestTenantUploadShare(t *testing.T) {
 			defer close(ch)
 			req, _ := http.NewRequest("PUT", d.url+"/v1/fs/file?path=big.bin", pr)
 			req.Header.Set("Authorization", "Bearer "+tok)
-			if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				b, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
+				t.Logf("held upload of %s: %d %s", tok[:3], resp.StatusCode, b)
+			} else {
+				t.Logf("held upload of %s: %v", tok[:3], err)
 			}
 		}()
-		go pw.Write([]byte("first bytes"))
+		// More than the client's write buffer, so that the request's
+		// head reaches the daemon while the body is still open.
+		go pw.Write(make([]byte, 256<<10))
 		return func() { pw.Close(); <-ch }
 	}
 	// The upload has started once its body is being read: wait until a
