@@ -211,6 +211,20 @@ func TestTenantsBinary(t *testing.T) {
 		t.Errorf("/ssh X-Scope-Path users/bob: %v", err)
 	}
 
+	// An X-Scope-Path inside alice's scope that is her link into bob's:
+	// refused, as every scope reached through a link.
+	for _, scope := range []string{"users/alice/bobdir", "users/alice/hostlink"} {
+		if st, _, body := alice.do("POST", "/mcp", scope, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"secret.txt"}}}`); st != 400 {
+			t.Errorf("/mcp X-Scope-Path %s: %d %s", scope, st, body)
+		}
+		_, _, body := alice.do("GET", "/v1/fs/file?path=secret.txt", scope, "")
+		noCanary("/v1 X-Scope-Path "+scope, body)
+		if cl, err := alice.sshConn(scope); err == nil {
+			out, _ := sshRun(cl, "cat secret.txt")
+			noCanary("ssh X-Scope-Path "+scope, out)
+		}
+	}
+
 	// ACP: the agent starts in alice's scope, told a working directory in
 	// bob's.
 	if st, _, body := alice.do("POST", "/v1/acp/s1?agent=snoop", "", `{"jsonrpc":"2.0","method":"session/new","params":{"cwd":"`+bobDir+`","mcpServers":[]}}`); st != 202 {
