@@ -32,15 +32,16 @@ func newAuth(token string) auth {
 	return auth{operator: true, operatorSum: sha256.Sum256([]byte(token))}
 }
 
-// tokens returns the tokens r presents: "Authorization: Bearer <t>" (one
-// header, exactly that form) and ?token=<t> (one value).
+// presentedTokens returns the tokens r presents: "Authorization: Bearer
+// <t>" (one header, exactly that form) and ?token=<t> (one value); an
+// empty token is no token.
 func presentedTokens(r *http.Request) (header, query string, hasHeader, hasQuery bool) {
 	if vals := r.Header.Values("Authorization"); len(vals) == 1 {
-		if t, ok := strings.CutPrefix(vals[0], "Bearer "); ok {
+		if t, ok := strings.CutPrefix(vals[0], "Bearer "); ok && t != "" {
 			header, hasHeader = t, true
 		}
 	}
-	if vals, ok := r.URL.Query()["token"]; ok && len(vals) == 1 {
+	if vals, ok := r.URL.Query()["token"]; ok && len(vals) == 1 && vals[0] != "" {
 		query, hasQuery = vals[0], true
 	}
 	return

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -76,6 +77,9 @@ func (t *Tenant) Limits() (memoryBytes int64, pids int, cpu float64, timeout tim
 // or "" for the daemon's default.
 func (t *Tenant) Network() string { return t.network }
 
+// emptyTokenSum is the SHA-256 of "", which no tenant may have.
+var emptyTokenSum = sha256.Sum256(nil)
+
 // tenantSet is one loaded tenants file; never modified once built (a
 // reload swaps in a new one).
 type tenantSet struct {
@@ -123,8 +127,8 @@ func LoadTenants(path string) ([]*Tenant, error) {
 //
 // Unknown fields are refused (a misspelt limit must not silently mean no
 // limit). A name is 1 to 64 of [A-Za-z0-9._-] and unique; tokenSha256 is
-// the hex SHA-256 of the tenant's token (64 hex digits, either case) and
-// unique; scope passes NormalizeScopePath, is not the whole root, and is
+// the hex SHA-256 of the tenant's token (64 hex digits, either case, not
+// that of the empty token) and unique; scope passes NormalizeScopePath, is not the whole root, and is
 // neither equal to nor inside nor around another tenant's; every limit is
 // a finite number ≥ 0; network is "", "host" or "none". Errors wrap
 // ErrInvalidTenants and never show a token hash.
@@ -162,6 +166,9 @@ func ParseTenants(data []byte) ([]*Tenant, error) {
 		}
 		if _, err := hex.Decode(h[:], []byte(e.TokenSha256)); err != nil {
 			return nil, bad(i, e.Name, "tokenSha256 must be 64 hex digits (the SHA-256 of the token)")
+		}
+		if h == emptyTokenSum {
+			return nil, bad(i, e.Name, "tokenSha256 is the hash of the empty token")
 		}
 		if hashes[h] {
 			return nil, bad(i, e.Name, "tokenSha256 is another tenant's too")

@@ -55,6 +55,7 @@ func TestParseTenants(t *testing.T) {
 		{"duplicate name", tenantsDoc(tenantJSON("a", "1", "s", ""), tenantJSON("a", "2", "t", "")), "name used twice"},
 		{"short hash", `{"tenants":[{"name":"a","tokenSha256":"abcd","scope":"s"}]}`, "64 hex digits"},
 		{"non-hex hash", `{"tenants":[{"name":"a","tokenSha256":"` + strings.Repeat("zz", 32) + `","scope":"s"}]}`, "64 hex digits"},
+		{"empty token's hash", `{"tenants":[{"name":"a","tokenSha256":"` + sumHex("") + `","scope":"s"}]}`, "empty token"},
 		{"duplicate hash", tenantsDoc(tenantJSON("a", "1", "s", ""), tenantJSON("b", "1", "t", "")), "another tenant's too"},
 		{"root scope", tenantsDoc(tenantJSON("a", "1", "", "")), "not the root"},
 		{"slash scope", tenantsDoc(tenantJSON("a", "1", "/", "")), "not the root"},
@@ -199,6 +200,7 @@ func TestAuthenticate(t *testing.T) {
 		{"token with trailing space", []string{"Bearer alice-token "}, "", ""},
 		{"bad header, good query", []string{"Bearer nope"}, "alice-token", "alice"},
 		{"header wins", []string{"Bearer bob-token"}, "alice-token", "bob"},
+		{"empty bearer", []string{"Bearer "}, "", ""},
 	} {
 		target := "/mcp"
 		if c.query != "" {
@@ -223,6 +225,20 @@ func TestAuthenticate(t *testing.T) {
 		if got != c.who {
 			t.Errorf("%s: authenticated as %q, want %q", c.name, got, c.who)
 		}
+	}
+}
+
+// TestAuthenticateEmptyQuery: "?token=" is no token, even for a tenants
+// file whose loader would have refused the empty token's hash.
+func TestAuthenticateEmptyQuery(t *testing.T) {
+	s := newTenantServer(t, "", tenantsDoc(tenantJSON("alice", "alice-token", "users/alice", "")))
+	// Bypass the loader's rule to prove the request side refuses too.
+	set := s.tenants.Load()
+	set.list[0].hash = emptyTokenSum
+	r, _ := http.NewRequest("GET", "/ssh?token=", nil)
+	r.Header.Set("Authorization", "Bearer ")
+	if _, ok := s.authenticate(r); ok {
+		t.Error("an empty token got in")
 	}
 }
 
