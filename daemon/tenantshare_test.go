@@ -205,48 +205,38 @@ func TestTenantSSHChannelsAfterRemoval(t *testing.T) {
 // answers 503 "daemon full".
 func TestTenantUploadShare(t *testing.T) {
 	d := startTenantDaemon(t, Config{DisableSSHWS: true, MaxUploads: 2}, `{"uploadsInFlight":1}`)
-	hold := func(tok string) (done func()) {
+	// hold starts an upload of tok's whose body stays open, and returns
+	// once the daemon is writing it (its temporary file exists in dir).
+	hold := func(tok, dir string) (done func()) {
 		pr, pw := io.Pipe()
 		ch := make(chan struct{})
 		go func() {
 			defer close(ch)
 			req, _ := http.NewRequest("PUT", d.url+"/v1/fs/file?path=big.bin", pr)
 			req.Header.Set("Authorization", "Bearer "+tok)
-			resp, err := http.DefaultClient.Do(req)
-			if err == nil {
-				b, _ := io.ReadAll(resp.Body)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
 				resp.Body.Close()
-				t.Logf("held upload of %s: %d %s", tok[:3], resp.StatusCode, b)
-			} else {
-				t.Logf("held upload of %s: %v", tok[:3], err)
 			}
 		}()
 		// More than the client's write buffer, so that the request's
 		// head reaches the daemon while the body is still open.
 		go pw.Write(make([]byte, 256<<10))
+		waitFor(t, func() bool {
+			m, _ := filepath.Glob(filepath.Join(d.RootDir(), dir, ".big.bin.*.tmp"))
+			return len(m) > 0
+		})
 		return func() { pw.Close(); <-ch }
 	}
-	// The upload has started once its body is being read: wait until a
-	// second upload of alice's is refused.
-	releaseA := hold(aliceTok)
-	var st int
-	var hdr http.Header
-	var body string
-	waitFor(t, func() bool {
-		st, hdr, body = d.call(t, "PUT", "/v1/fs/file?path=b.txt", aliceTok, "", strings.NewReader("b"))
-		return st != 200
-	})
+	releaseA := hold(aliceTok, "users/alice")
+	st, hdr, body := d.call(t, "PUT", "/v1/fs/file?path=b.txt", aliceTok, "", strings.NewReader("b"))
 	if st != 429 || hdr.Get("Retry-After") == "" || !strings.Contains(body, "uploads") {
 		t.Errorf("alice's second upload: %d %s", st, body)
 	}
 	if st, _, body := d.call(t, "PUT", "/v1/fs/file?path=b.txt", bobTok, "", strings.NewReader("b")); st != 200 {
 		t.Errorf("bob's upload: %d %s", st, body)
 	}
-	releaseB := hold(bobTok)
-	waitFor(t, func() bool {
-		st, hdr, body = d.call(t, "PUT", "/v1/fs/file?path=c.txt", "op", "", strings.NewReader("c"))
-		return st != 200
-	})
+	releaseB := hold(bobTok, "users/bob")
+	st, _, body = d.call(t, "PUT", "/v1/fs/file?path=c.txt", "op", "", strings.NewReader("c"))
 	if st != 503 || !strings.Contains(body, "daemon full") {
 		t.Errorf("the third upload in flight: %d %s", st, body)
 	}
