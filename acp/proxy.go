@@ -239,6 +239,32 @@ func (p *Proxy) Delete(serverID string) {
 	}
 }
 
+// ListPartition describes the instances of partition key, sorted by
+// creation time.
+func (p *Proxy) ListPartition(key string) []InstanceInfo {
+	return p.list(func(in *Instance) bool { return in.part == key })
+}
+
+// DeletePartition stops and forgets every instance of partition key (the
+// daemon's, of a tenant removed from its tenants file): their streams end
+// and their processes are killed and reaped (each within StopWait).
+func (p *Proxy) DeletePartition(key string) {
+	p.mu.Lock()
+	var gone []*Instance
+	for k, in := range p.insts {
+		if k.part == key {
+			gone = append(gone, in)
+		}
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, in := range gone {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.forget(in) }()
+	}
+	wg.Wait()
+}
+
 // List describes every instance, sorted by creation time.
 func (p *Proxy) List() []InstanceInfo { return p.list(func(*Instance) bool { return true }) }
 

@@ -58,8 +58,11 @@ func (s *Server) acpPartition(r *http.Request) acp.Partition {
 	if p.tenant == nil {
 		return acp.Partition{}
 	}
-	return acp.Partition{Key: "tenant:" + p.tenant.name, MaxInstances: p.tenant.limits.ACPInstances}
+	return acp.Partition{Key: acpPartitionKey(p.tenant), MaxInstances: p.tenant.limits.ACPInstances}
 }
+
+// acpPartitionKey is the ACP partition of t's server ids.
+func acpPartitionKey(t *Tenant) string { return "tenant:" + t.name }
 
 // requireBearer authenticates every /v1/* request (the bearer header or
 // ?token=), answering 401 to one without a valid token, and holds one of

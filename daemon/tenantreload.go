@@ -50,7 +50,8 @@ var errNoTenants = errors.New("daemon: no tenants file is configured")
 // ReloadTenants reads the tenants file again and, when it is valid,
 // replaces the tenants at once for every new request, SSH channel and ACP
 // message; live connections stay. A removed tenant's token is refused from
-// then on (401), and a changed scope applies to new requests and channels.
+// then on (401), and its ACP agents are stopped; a changed scope applies
+// to new requests and channels.
 // When the file is not valid the tenants stay as they were and the error
 // says why.
 func (s *Server) ReloadTenants() error {
@@ -61,7 +62,22 @@ func (s *Server) ReloadTenants() error {
 	if err != nil {
 		return err
 	}
-	s.tenants.Store(set)
+	old := s.tenants.Swap(set)
+	// The ACP instances of a tenant no longer in the file could never be
+	// reached again, yet would hold slots of the global cap: they are
+	// stopped. A tenant that is still there (its token changed or not)
+	// keeps its own.
+	if old != nil {
+		kept := map[string]bool{}
+		for _, t := range set.list {
+			kept[t.name] = true
+		}
+		for _, t := range old.list {
+			if !kept[t.name] {
+				go s.acp.Proxy().DeletePartition(acpPartitionKey(t))
+			}
+		}
+	}
 	return nil
 }
 

@@ -249,7 +249,8 @@ func TestTenantUploadShare(t *testing.T) {
 
 // TestTenantACPPartitions: both tenants may use the server id "s1";
 // neither lists, streams nor deletes the other's; a tenant at its
-// acpInstances cap gets 429 with Retry-After while the other starts more.
+// acpInstances cap gets 429 with Retry-After while the other starts more;
+// a tenant removed by a reload has its instances stopped.
 func TestTenantACPPartitions(t *testing.T) {
 	d := startTenantDaemon(t, Config{DisableSSHWS: true, ACPAgents: []acp.Agent{{ID: "cat", Command: "exec cat"}}},
 		`{"acpInstances":1}`)
@@ -299,5 +300,18 @@ func TestTenantACPPartitions(t *testing.T) {
 	}
 	if got := strings.Join(list(bobTok), ","); got != "s1,bob-only" {
 		t.Errorf("bob lists %q after alice deleted her s1", got)
+	}
+	// Removing bob stops his instances, and only his.
+	if st, _, body := start(aliceTok, "s3"); st != http.StatusAccepted {
+		t.Fatalf("alice s3: %d %s", st, body)
+	}
+	os.WriteFile(d.cfg.TenantsFile, []byte(tenantsDoc(tenantJSON("alice", aliceTok, "users/alice", `,"limits":{"acpInstances":1}`))), 0o600)
+	if err := d.ReloadTenants(); err != nil {
+		t.Fatal(err)
+	}
+	px := d.acp.Proxy()
+	waitFor(t, func() bool { return len(px.ListPartition("tenant:bob")) == 0 })
+	if l := px.ListPartition("tenant:alice"); len(l) != 1 || l[0].ServerID != "s3" {
+		t.Errorf("alice's instances after bob's removal: %+v", l)
 	}
 }
