@@ -59,7 +59,7 @@ func (h *Handler) agentList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	servers := h.visible(b)
+	servers := h.visible(r, b)
 	agents := []agentInfo{}
 	for _, a := range h.agents.List() {
 		agents = append(agents, h.info(r.Context(), b, a, servers))
@@ -79,7 +79,7 @@ func (h *Handler) agentGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	writeJSON(w, http.StatusOK, h.info(r.Context(), b, a, h.visible(b)))
+	writeJSON(w, http.StatusOK, h.info(r.Context(), b, a, h.visible(r, b)))
 }
 
 // installRequest is sandbox-agent's AgentInstallRequest; the versions are

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +13,8 @@ import (
 )
 
 // TestRequestBackend: the one rule of what a request works on, as every
-// HTTP route gets it (requestScope, then requestBackend): the static scope confines every request, a request
-// without one may name its own, a refusal is a *scopeRefusal, and release
+// HTTP route gets it (the principal's scope narrowed by X-Scope-Path): the
+// static scope confines every request, a request without one may name its own, a refusal is a *scopeRefusal, and release
 // lets go of the scope it made.
 func TestRequestBackend(t *testing.T) {
 	ctx := context.Background()
@@ -39,11 +38,7 @@ func TestRequestBackend(t *testing.T) {
 		{static, "", "tenant", ""},
 		{static, "other", "", "Scope conflict"},
 	} {
-		req := httptest.NewRequest(http.MethodGet, "/mcp", nil).WithContext(ctx)
-		if c.header != "" {
-			req.Header.Set("X-Scope-Path", c.header)
-		}
-		b, release, err := c.d.httpBackend(req)
+		b, release, err := c.d.requestBackend(ctx, principal{scope: c.d.staticScope}, c.header)
 		var refused *scopeRefusal
 		switch {
 		case c.refused != "":

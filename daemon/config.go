@@ -21,6 +21,7 @@ const (
 	DefaultMaxInFlight       = 256
 	DefaultMaxSSHConns       = 64
 	DefaultMaxChannels       = 16
+	DefaultMaxUploads        = 32
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
 	DefaultBodyReadTimeout   = 30 * time.Second
@@ -89,6 +90,19 @@ type Config struct {
 	// more answers 429); 0 means acp.DefaultMaxInstances.
 	MaxACPInstances int
 
+	// MaxUploads bounds concurrent /v1 uploads (PUT /v1/fs/file, POST
+	// /v1/fs/upload-batch), within MaxInFlight; one beyond is answered 503
+	// "daemon full". 0 means DefaultMaxUploads.
+	MaxUploads int
+
+	// TenantsFile, when set, is the tenants file (see ParseTenants and
+	// docs/tenancy.md): each tenant's token reaches only its scope, and
+	// each tenant also has caps of its own (a tenant at one gets 429).
+	// With no AuthToken only tenants get in. It requires kernel isolation
+	// (Isolation must resolve to bwrap) and excludes ScopePath; New fails
+	// otherwise, or when the file is invalid. Run reloads it on SIGHUP.
+	TenantsFile string
+
 	// MaxBodyBytes limits an MCP request body (413 beyond); 0 means
 	// mcp.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -144,6 +158,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxChannelsPerConn <= 0 {
 		c.MaxChannelsPerConn = DefaultMaxChannels
+	}
+	if c.MaxUploads <= 0 {
+		c.MaxUploads = DefaultMaxUploads
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = DefaultMaxInFlight

@@ -45,7 +45,7 @@ func (s *Server) hostGuard(h http.Handler) http.Handler {
 
 // foreignRequest reports why hostGuard refuses r, or "".
 func (s *Server) foreignRequest(r *http.Request) string {
-	if s.token.enabled {
+	if s.authEnabled() {
 		return ""
 	}
 	if hostcheck.OnLoopback(r) {

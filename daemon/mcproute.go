@@ -24,6 +24,18 @@ func (s *Server) mcpRoute() http.Handler {
 		DisableHostCheck: true,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Authenticated here (the factory refuses a request that failed),
+		// so that a tenant at its cap is answered 429 with Retry-After.
+		p, ok := s.authenticate(r)
+		if ok {
+			release, free := s.shares.acquire(p.tenant, shareInFlight)
+			if !free {
+				s.writeTenantFull(w, r, p.tenant, shareInFlight)
+				return
+			}
+			defer release()
+		}
+		r = withPrincipal(r, p, ok)
 		rc := http.NewResponseController(w)
 		if rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout)) == nil {
 			r.Body = &bodyDeadline{ReadCloser: r.Body, lift: func() { rc.SetReadDeadline(time.Time{}) }}
@@ -56,16 +68,21 @@ func (b *bodyDeadline) Read(p []byte) (int, error) {
 // a scope of it made for this request only, which release destroys once
 // the handler has answered: nothing is kept between requests).
 func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
-	if !s.token.header(r) {
+	p, ok := s.requestPrincipal(r)
+	if !ok {
 		return nil, nil, httpErr(http.StatusUnauthorized, "Unauthorized", "Invalid or missing authentication token")
 	}
 	if want, ok := r.Header["X-Root-Dir"]; ok && len(want) > 0 && want[0] != "undefined" {
 		if !s.rootMatches(want[0]) {
+			if p.tenant != nil { // the root is outside what a tenant may know
+				return nil, nil, httpErr(http.StatusForbidden, "Root directory mismatch",
+					"Server is not configured for "+want[0])
+			}
 			return nil, nil, httpErr(http.StatusForbidden, "Root directory mismatch",
 				"Server is configured for "+s.rootDir+", not "+want[0])
 		}
 	}
-	b, release, err := s.httpBackend(r)
+	b, release, err := s.requestBackend(r.Context(), p, r.Header.Get("X-Scope-Path"))
 	if err != nil {
 		return nil, nil, scopeError(err)
 	}
@@ -85,11 +102,16 @@ func (s *Server) mcpOptions() agentbe.MCPServerOptions {
 }
 
 // mcpTaskOwner is the key a request's MCP tasks are kept under: its
-// scope (normalized, "" for the whole workspace), so that a client
-// confined to one scope can neither see nor cancel another scope's tasks.
-// The request has passed requestBackend, so its scope is valid.
+// principal (the tenant, or the operator) and scope (normalized, "" for
+// the whole workspace), so that a client can neither see nor cancel
+// another tenant's or another scope's tasks. The request has passed
+// requestBackend, so its principal and scope are valid.
 func (s *Server) mcpTaskOwner(r *http.Request) string {
-	scope, _ := s.requestScopePath(r.Header.Get("X-Scope-Path"))
+	p, _ := s.requestPrincipal(r)
+	scope, _ := s.narrowScope(p, r.Header.Get("X-Scope-Path"))
+	if p.tenant != nil {
+		return "tenant\x00" + p.tenant.name + "\x00" + scope
+	}
 	return "scope\x00" + scope
 }
 
@@ -108,12 +130,12 @@ func trimSlashes(p string) string {
 	return t
 }
 
-// scopeError answers a scope refusal with 400 and its title and detail;
-// other failures stay 500.
+// scopeError answers a scope refusal with its status (400, or 403 for a
+// scope outside the tenant's), title and detail; other failures stay 500.
 func scopeError(err error) error {
 	var refused *scopeRefusal
 	if errors.As(err, &refused) {
-		return httpErr(http.StatusBadRequest, refused.title, refused.detail)
+		return httpErr(refused.status(), refused.title, refused.detail)
 	}
 	return err
 }

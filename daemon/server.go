@@ -29,7 +29,7 @@ type Server struct {
 	local       *agentbe.Local
 	rootDir     string // absolute workspace root
 	staticScope string // normalized cfg.ScopePath
-	token       tokenCheck
+	auth        auth
 	handler     http.Handler
 	hostKey     *hostKeyLoader
 	ws          *wsRegistry
@@ -49,6 +49,11 @@ type Server struct {
 	// testHook, when set (by tests), is called at points of an SSH
 	// session's life ("request <type>", "run <kind>"), e.g. to panic there.
 	testHook atomic.Pointer[func(point string)]
+
+	// tenants is the loaded tenants file (nil without Config.TenantsFile),
+	// swapped whole by ReloadTenants; shares counts what each tenant holds.
+	tenants atomic.Pointer[tenantSet]
+	shares  *shares
 }
 
 // New validates cfg and opens the workspace. Dangerous-command blocking is
@@ -64,6 +69,12 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("daemon: scope path %q: %w", cfg.ScopePath, err)
 	}
+	var tenants *tenantSet
+	if cfg.TenantsFile != "" {
+		if tenants, err = loadTenantSet(cfg); err != nil {
+			return nil, err
+		}
+	}
 	local, err := agentbe.NewLocal(agentbe.LocalConfig{
 		RootDir:   cfg.RootDir,
 		Isolation: cfg.Isolation,
@@ -73,8 +84,15 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
-		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: hostcheck.Normalize(cfg.AllowedHosts),
-		panics: &panicLog{log: cfg.Logger}, mcpTasks: mcp.NewTaskStore(mcp.TaskOptions{})}
+		auth: newAuth(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: hostcheck.Normalize(cfg.AllowedHosts),
+		panics: &panicLog{log: cfg.Logger}, shares: newShares(), mcpTasks: mcp.NewTaskStore(mcp.TaskOptions{})}
+	if tenants != nil {
+		if err := requireKernelIsolation(local); err != nil {
+			local.Destroy(context.Background())
+			return nil, err
+		}
+		s.tenants.Store(tenants)
+	}
 	s.ready = newReadiness(s.rootDir, local, cfg.Logger)
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
@@ -126,7 +144,7 @@ func (s *Server) routes() http.Handler {
 	if !s.cfg.DisableSSHWS {
 		mux.Handle("/ssh", newLimiter(s.cfg.MaxSSHConns, s.cfg.Logger).wrap(s.sshRoute(), "SSH connections"))
 	}
-	mux.Handle("/v1/", inflight.wrap(s.requireBearer(s.acp), "requests"))
+	mux.Handle("/v1/", inflight.wrap(s.requireBearer(s.limitUploads(s.acp)), "requests"))
 	mux.Handle("GET /{$}", inflight.wrap(s.acp, "requests"))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{"Not Found", "No route for " + r.Method + " " + r.URL.Path})
@@ -202,11 +220,12 @@ func (s *Server) Close() error {
 }
 
 // Run creates a Server for cfg, listens on cfg.Host:cfg.Port, serves until
-// ctx is done and releases everything. With no AuthToken and a bind
-// address that is not loopback it logs one warning.
+// ctx is done and releases everything. With no AuthToken, no TenantsFile
+// and a bind address that is not loopback it logs one warning. With a
+// TenantsFile, SIGHUP reloads it (Server.ReloadTenants) while Run runs.
 func Run(ctx context.Context, cfg Config) error {
 	cfg = cfg.withDefaults()
-	if cfg.AuthToken == "" && !isLoopbackHost(cfg.Host) {
+	if cfg.AuthToken == "" && cfg.TenantsFile == "" && !isLoopbackHost(cfg.Host) {
 		cfg.Logger.Warn("daemon: no auth token is set and the daemon listens on a non-loopback address: anyone who can reach it can run commands in the workspace",
 			"host", cfg.Host, "port", cfg.Port)
 	}
@@ -215,6 +234,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer s.Close()
+	if cfg.TenantsFile != "" {
+		defer s.reloadOnSIGHUP()()
+	}
 	if cfg.Conventional != nil {
 		if err := s.startSSHD(ctx); err != nil {
 			return err

@@ -43,13 +43,15 @@ func validTerm(t string) bool {
 // for the exec, shell or subsystem request that starts the work; after that
 // window-change resizes the pty and signal ends the process.
 type session struct {
-	s    *Server
-	conn *sshConn
-	ch   ssh.Channel
-	ctx  context.Context
+	s   *Server
+	ch  ssh.Channel
+	ctx context.Context
+	// p is who the channel works as: its tenant and the connection's scope.
+	p principal
 
-	// scope is the channel's own scope (AGENTBE_SCOPE) when scoped is set;
-	// scopeRefused records a refused one, which refuses the work too.
+	// scope is the channel's own scope (AGENTBE_SCOPE, inside p's) when
+	// scoped is set; scopeRefused records a refused one, which refuses the
+	// work too.
 	scope        string
 	scoped       bool
 	scopeRefused bool
@@ -74,9 +76,9 @@ type ptyRequest struct {
 
 // serveSession handles one session channel until the client closes it or
 // its work is done (the exit status sent and the channel closed).
-func (s *Server) serveSession(ctx context.Context, conn *sshConn, ch ssh.Channel, reqs <-chan *ssh.Request) {
+func (s *Server) serveSession(ctx context.Context, ch ssh.Channel, reqs <-chan *ssh.Request, p principal) {
 	ctx, cancel := context.WithCancel(ctx)
-	ss := &session{s: s, conn: conn, ch: ch, ctx: ctx, cancel: cancel, env: map[string]string{}}
+	ss := &session{s: s, ch: ch, ctx: ctx, p: p, cancel: cancel, env: map[string]string{}}
 	var work sync.WaitGroup
 	// When the client closed the channel (or the connection died), or
 	// handling a request panicked, whatever runs is killed.
@@ -226,7 +228,7 @@ func (ss *session) replied(req *ssh.Request) bool { return req == ss.startReq }
 // follows.
 func (ss *session) narrow(value string) bool {
 	scope, err := ss.s.channelScope(value)
-	if err != nil || !scopeWithin(ss.conn.scope, scope) {
+	if err != nil || !scopeContains(ss.p.scope, scope) {
 		ss.scopeRefused = true
 		return false
 	}
@@ -245,7 +247,7 @@ func (ss *session) narrow(value string) bool {
 // command's scope as well (the client has no other way to say its scope).
 func (ss *session) run(kind, arg string, pty *ptyRequest) {
 	ss.s.hook("run " + kind)
-	scope := ss.conn.scope
+	scope := ss.p.scope
 	if ss.scoped {
 		scope = ss.scope
 	}
@@ -254,7 +256,7 @@ func (ss *session) run(kind, arg string, pty *ptyRequest) {
 	if kind == "exec" && prefixed {
 		cmd, env = tc.Command, tc.Env
 		d, err := ss.s.dirScope(tc.Dir)
-		if err != nil || !scopeWithin(scope, d) {
+		if err != nil || !scopeContains(scope, d) {
 			ss.fail(errOutsideScope)
 			return
 		}
@@ -269,7 +271,7 @@ func (ss *session) run(kind, arg string, pty *ptyRequest) {
 			scope = d
 		}
 	}
-	b, release, err := ss.s.requestBackend(ss.ctx, scope)
+	b, release, err := ss.s.scopeBackend(ss.ctx, ss.p, scope)
 	if err != nil {
 		ss.fail(err)
 		return

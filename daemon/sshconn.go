@@ -40,9 +40,9 @@ func sshConfig(signer ssh.Signer) *ssh.ServerConfig {
 // serveSSH runs one SSH server connection on c until either side ends it.
 // The WebSocket is closed with 1000 when the SSH connection ends cleanly and
 // 1011 when it fails (handshake error included). Everything the connection
-// started (commands, SFTP sessions) is ended with it. conn is the
-// connection's state (its scope).
-func (s *Server) serveSSH(parent context.Context, c *wsnet.ServerConn, conn *sshConn) {
+// started (commands, SFTP sessions) is ended with it. Every channel works
+// as cs says (channelPrincipal).
+func (s *Server) serveSSH(parent context.Context, c *wsnet.ServerConn, cs *sshConnState) {
 	signer, err := s.hostKey.get()
 	if err != nil {
 		c.CloseWith(wsnet.CloseInternal, "SSH host key unavailable")
@@ -66,6 +66,13 @@ func (s *Server) serveSSH(parent context.Context, c *wsnet.ServerConn, conn *ssh
 			nc.Reject(ssh.UnknownChannelType, "only session channels are supported")
 			continue
 		}
+		// A tenant removed (or changed) since the upgrade opens nothing
+		// new; what runs already goes on.
+		p, ok := s.channelPrincipal(cs)
+		if !ok {
+			nc.Reject(ssh.Prohibited, "Unauthorized: the tenant of this connection is no longer valid")
+			continue
+		}
 		select {
 		case slots <- struct{}{}:
 		default:
@@ -81,7 +88,7 @@ func (s *Server) serveSSH(parent context.Context, c *wsnet.ServerConn, conn *ssh
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			s.serveSession(ctx, conn, ch, chReqs)
+			s.serveSession(ctx, ch, chReqs, p)
 		}()
 	}
 	// The connection is gone: end what it started, then close the socket.

@@ -13,14 +13,6 @@ import (
 // narrows its scope (see session.narrow).
 const scopeEnv = "AGENTBE_SCOPE"
 
-// sshConn is the state of one SSH connection of /ssh.
-type sshConn struct {
-	// scope is the directory every channel of the connection is confined
-	// to, relative to the root and normalized; "" is the whole workspace.
-	// It is requestScope's answer for the upgrade request.
-	scope string
-}
-
 // errOutsideScope is the refusal of a command whose directory (the cd of
 // the TypeScript client's prefix) lies outside its session's scope.
 var errOutsideScope = errors.New("agentbe daemon: the command's directory is outside the scope of this session")
@@ -68,13 +60,13 @@ func (s *Server) existingDir(ctx context.Context, rel string) error {
 	return err
 }
 
-// scopeWithin reports whether scope is outer or lies inside it, element
+// scopeContains reports whether scope is outer or lies inside it, element
 // by element ("" is the whole workspace).
-func scopeWithin(outer, scope string) bool {
+func scopeContains(outer, scope string) bool {
 	return outer == "" || scope == outer || strings.HasPrefix(scope, outer+"/")
 }
 
-// scopeRel is scope (inside outer, see scopeWithin) relative to outer,
+// scopeRel is scope (inside outer, see scopeContains) relative to outer,
 // "" for outer itself.
 func scopeRel(outer, scope string) string {
 	switch {

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-func TestScopeWithin(t *testing.T) {
+func TestScopeContains(t *testing.T) {
 	for _, c := range []struct {
 		outer, scope string
 		within       bool
@@ -29,8 +29,8 @@ func TestScopeWithin(t *testing.T) {
 		{"users/alice", "", false, ""},
 		{"users/alice", "users/bob", false, ""},
 	} {
-		if got := scopeWithin(c.outer, c.scope); got != c.within {
-			t.Errorf("scopeWithin(%q, %q) = %v", c.outer, c.scope, got)
+		if got := scopeContains(c.outer, c.scope); got != c.within {
+			t.Errorf("scopeContains(%q, %q) = %v", c.outer, c.scope, got)
 		}
 		if c.within {
 			if got := scopeRel(c.outer, c.scope); got != c.rel {

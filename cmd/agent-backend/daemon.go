@@ -158,6 +158,15 @@ func daemonUsage(w io.Writer) {
                               connection (default 16)
   --max-acp-instances N       live ACP agent processes (default 64; beyond,
                               starting one answers 429)
+  --max-uploads N             concurrent /v1 uploads (PUT /v1/fs/file,
+                              POST /v1/fs/upload-batch; default 32)
+  --tenants FILE              tenants: JSON {"tenants":[{"name","tokenSha256",
+                              "scope","limits":{...},"network"}]}; a tenant's
+                              token reaches only its scope, with caps of its
+                              own (429 beyond). Needs bwrap isolation; excludes
+                              --scopePath; without an operator token only
+                              tenants get in. SIGHUP reloads it (see
+                              docs/tenancy.md)
                               A full daemon answers a request or an /ssh
                               upgrade 503 with Retry-After and "daemon full"
 `)

@@ -39,6 +39,11 @@ type daemonConfig struct {
 	MaxInFlight        int // --max-inflight: concurrent /mcp and /v1 requests
 	MaxACPInstances    int // --max-acp-instances: live ACP agent processes
 	MaxChannelsPerConn int // --max-channels-per-conn: SSH channels of one connection
+	MaxUploads         int // --max-uploads: concurrent /v1 uploads
+
+	// TenantsFile (--tenants) is the tenants file: tenant tokens bound to
+	// scopes, each with caps of its own.
+	TenantsFile string
 
 	// AllowDefaultSSHPassword (--allow-default-ssh-password) accepts
 	// --conventional-ssh with an account whose password is the published
@@ -54,6 +59,7 @@ func capFlags(cfg *daemonConfig) map[string]*int {
 	return map[string]*int{
 		"--max-ssh-conns": &cfg.MaxSSHConns, "--max-inflight": &cfg.MaxInFlight,
 		"--max-acp-instances": &cfg.MaxACPInstances, "--max-channels-per-conn": &cfg.MaxChannelsPerConn,
+		"--max-uploads": &cfg.MaxUploads,
 	}
 }
 
@@ -79,6 +85,7 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		SSHUsers:    []sshUser{defaultSSHUser},
 		MaxSSHConns: daemon.DefaultMaxSSHConns, MaxInFlight: daemon.DefaultMaxInFlight,
 		MaxACPInstances: acp.DefaultMaxInstances, MaxChannelsPerConn: daemon.DefaultMaxChannels,
+		MaxUploads: daemon.DefaultMaxUploads,
 	}
 	var port, sshPort, sshUsers, usersFile, usersFD, tokenFile, tokenFD, agentsFile, agentFlag, logLevel string
 	var agentFlags []string
@@ -90,6 +97,7 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		"--port": &port, "--ssh-port": &sshPort, "--ssh-users": &sshUsers,
 		"--ssh-users-file": &usersFile, "--ssh-users-fd": &usersFD,
 		"--acp-agents-file": &agentsFile, "--acp-agent": &agentFlag, "--log-level": &logLevel,
+		"--tenants": &cfg.TenantsFile,
 	}
 	caps := capFlags(&cfg)
 	capValues := map[string]*string{}
@@ -200,6 +208,16 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		}
 		if cfg.SSHUsers, err = parseSSHUsers("--ssh-users-fd", string(b)); err != nil {
 			return cfg, err
+		}
+	}
+	if seen["--tenants"] {
+		switch {
+		case cfg.TenantsFile == "":
+			return cfg, errors.New("--tenants must not be empty")
+		case seen["--scopePath"]:
+			return cfg, errors.New("--tenants and --scopePath are mutually exclusive: each tenant's scope is in the tenants file")
+		case cfg.LocalOnly:
+			return cfg, errors.New("--tenants needs the network daemon, not --local-only")
 		}
 	}
 	if cfg.ScopePath != "" {

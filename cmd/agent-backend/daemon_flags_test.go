@@ -16,7 +16,7 @@ import (
 
 func TestParseDaemonFlags(t *testing.T) {
 	def := daemonConfig{Isolation: "auto", Shell: "auto", Port: 3001, SSHPort: 22, SSHUsers: []sshUser{{"root", "agents"}},
-		MaxSSHConns: 64, MaxInFlight: 256, MaxACPInstances: 64, MaxChannelsPerConn: 16}
+		MaxSSHConns: 64, MaxInFlight: 256, MaxACPInstances: 64, MaxChannelsPerConn: 16, MaxUploads: 32}
 	with := func(f func(*daemonConfig)) daemonConfig {
 		c := def
 		c.RootDir = "/w"
@@ -60,6 +60,13 @@ func TestParseDaemonFlags(t *testing.T) {
 		{"--rootDir /w --local-only --ssh-users-file -", def, "stdin carries MCP"},
 		{"--rootDir /w --ssh-users-fd 1", def, `--ssh-users-fd: invalid descriptor "1"`},
 		{"--rootDir /w --scopePath a/../../b", def, "Scope path must not contain path traversal sequences"},
+		{"--rootDir /w --tenants /t.json --max-uploads 3", with(func(c *daemonConfig) {
+			c.TenantsFile, c.MaxUploads = "/t.json", 3
+		}), ""},
+		{"--rootDir /w --tenants /t.json --scopePath a", def, "--tenants and --scopePath are mutually exclusive"},
+		{"--rootDir /w --tenants /t.json --local-only", def, "--tenants needs the network daemon"},
+		{"--rootDir /w --tenants=", def, "--tenants must not be empty"},
+		{"--rootDir /w --max-uploads 0", def, "--max-uploads must be an integer between 1 and"},
 		{"--rootDir /w --scopePath ..", def, "path traversal"},
 		{"--rootDir /w --scopePath a//b", def, "--scopePath"},
 		{"--rootDir --port 4000", def, "--rootDir requires a value"},

@@ -44,6 +44,8 @@ func runFullDaemon(ctx context.Context, cfg daemonConfig, stderr io.Writer) int 
 		MaxInFlight:        cfg.MaxInFlight,
 		MaxACPInstances:    cfg.MaxACPInstances,
 		MaxChannelsPerConn: cfg.MaxChannelsPerConn,
+		MaxUploads:         cfg.MaxUploads,
+		TenantsFile:        cfg.TenantsFile,
 	}
 	if cfg.ConventionalSSH {
 		dc.Conventional = sshdConfig(cfg, log)
