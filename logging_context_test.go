@@ -14,7 +14,7 @@ type ctxKey struct{}
 type ctxLogger struct {
 	mu   sync.Mutex
 	seen map[string]string // op -> context value
-	flat int                // LogOp calls (must stay 0)
+	flat int               // LogOp calls (must stay 0)
 }
 
 func (l *ctxLogger) LogOp(agentbe.OpEntry) {
