@@ -52,6 +52,7 @@ func (s *Server) acpBackend(r *http.Request) (agentbe.Backend, func(), error) {
 func (s *Server) requireBearer(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.token.header(r) {
+			s.authRefused(r, "daemon: /v1 refused", "invalid or missing token")
 			w.Header().Set("Content-Type", "application/problem+json")
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			w.WriteHeader(http.StatusUnauthorized)

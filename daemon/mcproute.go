@@ -57,6 +57,7 @@ func (b *bodyDeadline) Read(p []byte) (int, error) {
 // the handler has answered: nothing is kept between requests).
 func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
 	if !s.token.header(r) {
+		s.authRefused(r, "daemon: /mcp refused", "invalid or missing token")
 		return nil, nil, httpErr(http.StatusUnauthorized, "Unauthorized", "Invalid or missing authentication token")
 	}
 	if want, ok := r.Header["X-Root-Dir"]; ok && len(want) > 0 && want[0] != "undefined" {
@@ -77,7 +78,7 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
 func (s *Server) mcpOptions() agentbe.MCPServerOptions {
 	return agentbe.MCPServerOptions{ServerOptions: mcp.ServerOptions{
 		OnPanic: func(tool string, v any) { s.panics.recovered("MCP tool "+tool, v) },
-	}}
+	}, OnToolCall: s.toolCalled}
 }
 
 // rootMatches compares an X-Root-Dir value with the configured root;

@@ -118,6 +118,7 @@ func (s *Server) requestBackend(ctx context.Context, header string) (b agentbe.B
 	if refused != nil {
 		return nil, nil, refused
 	}
+	requestInfoFrom(ctx).setScope(scope)
 	if scope == "" {
 		return s.local, func() {}, nil
 	}
@@ -166,7 +167,7 @@ func (s *Server) openScope(ctx context.Context, scope string) (*agentbe.Scope, e
 	if err != nil {
 		return nil, err
 	}
-	if err := sc.Mkdir(ctx, "."); err != nil {
+	if err := sc.Mkdir(internal(ctx), "."); err != nil {
 		sc.Destroy(context.Background())
 		return nil, err
 	}

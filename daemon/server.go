@@ -39,6 +39,8 @@ type Server struct {
 	allowedHosts []string
 	panics       *panicLog
 	ready        *readiness
+	metrics      *serverMetrics
+	audit        *auditLog // nil without Config.AuditLog
 	// sweepStop cancels the start-up removal of stale temporary files;
 	// sweepDone is closed when it has ended.
 	sweepStop context.CancelFunc
@@ -54,6 +56,7 @@ type Server struct {
 // for it.
 func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
+	cfg.Logger = withRequestIDs(cfg.Logger)
 	if cfg.RootDir == "" {
 		return nil, fmt.Errorf("daemon: %w: RootDir is required", agentbe.ErrInvalidConfig)
 	}
@@ -61,10 +64,12 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("daemon: scope path %q: %w", cfg.ScopePath, err)
 	}
+	obs := &opObserver{}
 	local, err := agentbe.NewLocal(agentbe.LocalConfig{
 		RootDir:   cfg.RootDir,
 		Isolation: cfg.Isolation,
 		Shell:     cfg.Shell,
+		Logger:    obs, // metrics and audit log
 	})
 	if err != nil {
 		return nil, err
@@ -72,12 +77,16 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
 		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: hostcheck.Normalize(cfg.AllowedHosts),
 		panics: &panicLog{log: cfg.Logger}}
+	s.initObservability(obs)
 	s.ready = newReadiness(s.rootDir, local, cfg.Logger)
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
 	}
 	if s.acp, err = s.newACPHandler(); err != nil {
 		local.Destroy(context.Background())
+		if s.audit != nil {
+			s.audit.Close()
+		}
 		return nil, err
 	}
 	s.handler = s.routes()
@@ -118,6 +127,7 @@ func (s *Server) startSweep() {
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/health", s.healthHandler())
+	mux.Handle("/metrics", s.metricsRoute())
 	inflight := newLimiter(s.cfg.MaxInFlight, s.cfg.Logger)
 	mux.Handle("/mcp", inflight.wrap(s.mcpRoute(), "requests"))
 	if !s.cfg.DisableSSHWS {
@@ -128,7 +138,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{"Not Found", "No route for " + r.Method + " " + r.URL.Path})
 	})
-	return accessLog(s.panics, s.hostGuard(mux))
+	return observeRequests(s.panics, s.metrics, s.hostGuard(mux))
 }
 
 // Handler returns the daemon's HTTP handler (all routes, access log and
@@ -194,7 +204,11 @@ func (s *Server) Close() error {
 	if s.hostKey != nil {
 		<-s.hostKey.done
 	}
-	return s.local.Destroy(context.Background())
+	err := s.local.Destroy(context.Background())
+	if s.audit != nil {
+		s.audit.Close()
+	}
+	return err
 }
 
 // Run creates a Server for cfg, listens on cfg.Host:cfg.Port, serves until

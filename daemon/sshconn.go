@@ -48,7 +48,7 @@ func (s *Server) serveSSH(parent context.Context, c *wsnet.ServerConn) {
 		return
 	}
 	c.SetDeadline(time.Now().Add(s.cfg.SSHHandshakeTimeout))
-	conn, chans, reqs, err := ssh.NewServerConn(c, sshConfig(signer))
+	conn, chans, reqs, err := ssh.NewServerConn(countingConn{c, s.metrics.sshIn, s.metrics.sshOut}, sshConfig(signer))
 	if err != nil {
 		c.CloseWith(failureCode(c), "SSH handshake failed")
 		return
