@@ -243,6 +243,8 @@ type internalKey struct{}
 // internal marks ctx as the daemon's own work (readiness probes, the
 // directory of a scope made for a request): its operations are neither
 // audited nor counted as commands.
-func internal(ctx context.Context) context.Context { return context.WithValue(ctx, internalKey{}, true) }
+func internal(ctx context.Context) context.Context {
+	return context.WithValue(ctx, internalKey{}, true)
+}
 
 func isInternal(ctx context.Context) bool { return ctx.Value(internalKey{}) != nil }

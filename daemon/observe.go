@@ -111,7 +111,9 @@ func (c contextHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	return contextHandler{c.h.WithAttrs(as)}
 }
 
-func (c contextHandler) WithGroup(name string) slog.Handler { return contextHandler{c.h.WithGroup(name)} }
+func (c contextHandler) WithGroup(name string) slog.Handler {
+	return contextHandler{c.h.WithGroup(name)}
+}
 
 // withRequestIDs returns l logging through contextHandler (l itself when
 // it does already).
