@@ -146,7 +146,7 @@ func (h *Handler) attach(w http.ResponseWriter, r *http.Request, id, agentID str
 			return nil, false
 		}
 	}
-	in, err := h.proxy.Bootstrap(id, a, b, release)
+	in, err := h.proxy.bootstrap(r.Context(), id, a, b, release)
 	if err != nil {
 		writeProblem(w, err)
 		return nil, false
@@ -163,7 +163,7 @@ func (h *Handler) acpDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in != nil {
-		h.proxy.forget(in) // not an instance that replaced it meanwhile
+		h.proxy.forget(r.Context(), in, "deleted") // not an instance that replaced it meanwhile
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

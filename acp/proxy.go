@@ -52,6 +52,25 @@ type ProxyConfig struct {
 	SecretEnv []string
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// OnInstance, when set, hears of every instance created and ended,
+	// with the context of the request that caused it (context.Background
+	// for an agent that exited, or a proxy closed). It must be quick.
+	OnInstance func(ctx context.Context, ev InstanceEvent)
+}
+
+// InstanceEvent is an instance created or ended, as
+// ProxyConfig.OnInstance hears of it.
+type InstanceEvent struct {
+	// Started is true for a new instance (its process starting in the
+	// background), false for one that ended.
+	Started  bool
+	ServerID string
+	Agent    string
+	// Reason says why an instance ended: "deleted", "exited" or "closed"
+	// (the proxy was closed).
+	Reason string
+	// Lifetime is how long an ended instance lived.
+	Lifetime time.Duration
 }
 
 func (c *ProxyConfig) requestTimeout() time.Duration {
@@ -100,6 +119,11 @@ func NewProxy(cfg ProxyConfig) *Proxy {
 // instance bound to another agent, or started on a backend with another
 // root (another scope, which must not reach it), is a 409 problem.
 func (p *Proxy) Bootstrap(serverID string, a Agent, b agentbe.Backend, release func()) (*Instance, error) {
+	return p.bootstrap(context.Background(), serverID, a, b, release)
+}
+
+// bootstrap is Bootstrap on behalf of the request ctx belongs to.
+func (p *Proxy) bootstrap(rctx context.Context, serverID string, a Agent, b agentbe.Backend, release func()) (*Instance, error) {
 	if release == nil {
 		release = func() {}
 	}
@@ -136,18 +160,34 @@ func (p *Proxy) Bootstrap(serverID string, a Agent, b agentbe.Backend, release f
 	close(p.changed)
 	p.changed = make(chan struct{})
 	p.mu.Unlock()
-	go in.start(a, b, p.cfg.SecretEnv, func() { p.forget(in) })
+	if p.cfg.OnInstance != nil {
+		p.cfg.OnInstance(rctx, InstanceEvent{Started: true, ServerID: serverID, Agent: a.ID})
+	}
+	go in.start(a, b, p.cfg.SecretEnv, func() { p.forget(context.Background(), in, "exited") })
 	return in, nil
 }
 
-// forget removes in (if still registered) and releases it.
-func (p *Proxy) forget(in *Instance) {
+// forget removes in (if still registered) and releases it; the removal is
+// reported to OnInstance with reason, on behalf of the request ctx
+// belongs to.
+func (p *Proxy) forget(ctx context.Context, in *Instance, reason string) {
 	p.mu.Lock()
-	if p.insts[in.id] == in {
+	removed := p.insts[in.id] == in
+	if removed {
 		delete(p.insts, in.id)
 	}
 	p.mu.Unlock()
 	in.close(p.cfg.stopWait())
+	if removed {
+		p.ended(ctx, in, reason)
+	}
+}
+
+// ended reports the end of in to OnInstance.
+func (p *Proxy) ended(ctx context.Context, in *Instance, reason string) {
+	if p.cfg.OnInstance != nil {
+		p.cfg.OnInstance(ctx, InstanceEvent{ServerID: in.id, Agent: in.agent, Reason: reason, Lifetime: time.Since(in.created)})
+	}
 }
 
 // Get returns the instance for serverID, or nil.
@@ -184,7 +224,7 @@ func (p *Proxy) WaitFor(ctx context.Context, serverID string, d time.Duration) *
 // error. It returns once the process is reaped, or after StopWait.
 func (p *Proxy) Delete(serverID string) {
 	if in := p.Get(serverID); in != nil {
-		p.forget(in)
+		p.forget(context.Background(), in, "deleted")
 	}
 }
 
@@ -224,7 +264,11 @@ func (p *Proxy) Close() {
 	var wg sync.WaitGroup
 	for _, in := range all {
 		wg.Add(1)
-		go func() { defer wg.Done(); in.close(p.cfg.stopWait()) }()
+		go func() {
+			defer wg.Done()
+			in.close(p.cfg.stopWait())
+			p.ended(context.Background(), in, "closed")
+		}()
 	}
 	wg.Wait()
 }

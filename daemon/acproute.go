@@ -26,6 +26,7 @@ func (s *Server) newACPHandler() (*acp.Handler, error) {
 			SecretEnv:    []string{"AUTH_TOKEN", "AGENTBE_AUTH_TOKEN", "SSH_USERS"},
 			MaxInstances: s.cfg.MaxACPInstances,
 			Logger:       s.cfg.Logger,
+			OnInstance:   s.acpEvent,
 		},
 		Logger: s.cfg.Logger,
 	})

@@ -22,6 +22,8 @@ const (
 	// auditMaxPending is how much may wait for a writer that is stuck (a
 	// full pipe, a hung disk); records beyond it are dropped and counted.
 	auditMaxPending = 8 << 20
+	// auditCloseWait bounds how long Close waits for the last write.
+	auditCloseWait = 5 * time.Second
 	// maxAuditField bounds a command, path or error message in a record.
 	maxAuditField = 4096
 )
@@ -129,7 +131,13 @@ func (a *auditLog) Close() {
 	a.closed = true
 	a.mu.Unlock()
 	close(a.stop)
-	<-a.done
+	select {
+	case <-a.done:
+	case <-time.After(auditCloseWait):
+		// A writer stuck for good (a pipe no one reads) must not hang
+		// the shutdown; its goroutine is left to the process's exit.
+		a.log.Error("daemon: audit log writer stuck; shutting down without its last records")
+	}
 }
 
 // auditRecord is one audit record being built; the fields every record
@@ -145,6 +153,12 @@ var recordPool = sync.Pool{New: func() any { return &auditRecord{b: make([]byte,
 // duration_ms. It returns nil when no audit log is configured or ctx is an
 // internal operation's.
 func (s *Server) auditStart(ctx context.Context, op string, start time.Time, d time.Duration, ok bool, scope *string) *auditRecord {
+	return s.auditStartOn(ctx, numRoutes, op, start, d, ok, scope)
+}
+
+// auditStartOn is auditStart with the route rt instead of the request's
+// (unless rt is numRoutes).
+func (s *Server) auditStartOn(ctx context.Context, rt route, op string, start time.Time, d time.Duration, ok bool, scope *string) *auditRecord {
 	if s.audit == nil || isInternal(ctx) {
 		return nil
 	}
@@ -167,8 +181,11 @@ func (s *Server) auditStart(ctx context.Context, op string, start time.Time, d t
 			b = append(b, info.TraceID...)
 			b = append(b, '"')
 		}
+		if rt == numRoutes {
+			rt = info.Route
+		}
 		b = append(b, `,"route":"`...)
-		b = append(b, info.Route.String()...)
+		b = append(b, rt.String()...)
 		b = append(b, '"')
 	}
 	b = append(b, `,"tenant":`...)

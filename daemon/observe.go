@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/acp"
 	"github.com/agentbe/agent-backend/internal/metrics"
 )
 
@@ -175,4 +176,22 @@ func (s *Server) initObservability(obs *opObserver) {
 		s.audit = newAuditLog(s.cfg.AuditLog, s.cfg.Logger, s.metrics)
 	}
 	obs.s = s
+}
+
+// acpEvent audits an ACP instance's start or end.
+func (s *Server) acpEvent(ctx context.Context, ev acp.InstanceEvent) {
+	op, start, d := "acp.start", time.Now(), time.Duration(0)
+	if !ev.Started {
+		op, d = "acp.stop", ev.Lifetime
+		start = start.Add(-d)
+	}
+	r := s.auditStart(ctx, op, start, d, true, nil)
+	if r == nil {
+		return
+	}
+	r.str("server_id", ev.ServerID).str("agent", ev.Agent)
+	if !ev.Started {
+		r.str("reason", ev.Reason)
+	}
+	s.auditEnd(r)
 }

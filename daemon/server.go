@@ -179,6 +179,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
+	stopping := time.Now()
+	s.cfg.Logger.Info("daemon: shutting down", "cause", shutdownCause(err), "timeout", s.cfg.ShutdownTimeout)
+	defer func() { s.cfg.Logger.Info("daemon: shut down", "took", time.Since(stopping)) }()
 	s.ws.closeAll(wsnet.CloseNormal, "Server shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
@@ -240,6 +243,14 @@ func Run(ctx context.Context, cfg Config) error {
 	cfg.Logger.Info("daemon: listening", "addr", ln.Addr().String(), "rootDir", s.rootDir,
 		"isolation", string(s.local.Isolation()), "ssh-ws", !cfg.DisableSSHWS)
 	return s.Serve(ctx, ln)
+}
+
+// shutdownCause says why Serve stops: err, or the context being done.
+func shutdownCause(err error) string {
+	if err == nil || errors.Is(err, http.ErrServerClosed) {
+		return "stop requested"
+	}
+	return err.Error()
 }
 
 func isLoopbackHost(h string) bool {
