@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
@@ -53,13 +55,17 @@ func (o *opObserver) LogOpContext(ctx context.Context, e agentbe.OpEntry) {
 		s.auditEnd(r)
 		return
 	}
-	r := s.auditStart(ctx, e.Op, e.Time, e.Duration, e.Err == nil, &e.Scope)
+	op := e.Op
+	if op == "create" { // a streamed write, committed at Close
+		op = "write"
+	}
+	r := s.auditStart(ctx, op, e.Time, e.Duration, e.Err == nil, &e.Scope)
 	if r == nil {
 		return
 	}
-	r.str("path", e.Path)
+	r.str("path", s.shownPath(e.Scope, e.Path))
 	if e.Path2 != "" {
-		r.str("path2", e.Path2)
+		r.str("path2", s.shownPath(e.Scope, e.Path2))
 	}
 	if e.Err != nil {
 		r.str("error", e.Err.Error())
@@ -194,4 +200,23 @@ func (s *Server) acpEvent(ctx context.Context, ev acp.InstanceEvent) {
 		r.str("reason", ev.Reason)
 	}
 	s.auditEnd(r)
+}
+
+// shownPath is p, an operation's path as given to the backend (the MCP
+// tools give absolute host paths), relative to the root of the scope it
+// was given in when it lies beneath it, so that every record names files
+// the same way whichever route changed them. It is for the record only:
+// nothing is resolved with it.
+func (s *Server) shownPath(scope, p string) string {
+	root := s.rootDir
+	if scope != "" {
+		root = path.Join(root, scope)
+	}
+	if p == root {
+		return "."
+	}
+	if rel, ok := strings.CutPrefix(p, root+"/"); ok && root != "/" {
+		return rel
+	}
+	return p
 }
