@@ -29,8 +29,8 @@ const (
 )
 
 // auditLog writes audit records, one JSON object per line, to an
-// io.Writer. A request encodes its record and appends it to a buffer under
-// a mutex, nothing more: one goroutine writes the buffer out, at least
+// io.Writer. A request encodes its record and appends it to a chunk under
+// a mutex, nothing more: one goroutine writes the chunks out, at least
 // every auditFlushEvery and when Close is called, so that a slow or
 // failing writer never blocks a request. A write error is logged at Error
 // once (and again only after the log became writable and failed anew);
@@ -42,13 +42,19 @@ type auditLog struct {
 	dropped *metrics.Counter
 
 	mu      sync.Mutex
-	pending []byte
+	pending [][]byte // chunks of whole lines, the last one being filled
+	size    int      // bytes in pending
+	free    [][]byte // empty chunks to reuse
 	closed  bool
 
 	kick chan struct{}
 	stop chan struct{}
 	done chan struct{}
 }
+
+// auditChunk is the size of the chunks records are gathered in: appending
+// never moves what was gathered already.
+const auditChunk = 64 << 10
 
 func newAuditLog(w io.Writer, log *slog.Logger, m *serverMetrics) *auditLog {
 	a := &auditLog{w: w, log: log, written: m.auditRecs, dropped: m.auditDrop,
@@ -60,15 +66,27 @@ func newAuditLog(w io.Writer, log *slog.Logger, m *serverMetrics) *auditLog {
 // add queues one encoded record (a complete line).
 func (a *auditLog) add(line []byte) {
 	a.mu.Lock()
-	if a.closed || len(a.pending)+len(line) > auditMaxPending {
+	if a.closed || a.size+len(line) > auditMaxPending {
 		a.mu.Unlock()
 		a.dropped.Inc()
 		return
 	}
-	a.pending = append(a.pending, line...)
 	n := len(a.pending)
+	if n == 0 || len(a.pending[n-1])+len(line) > cap(a.pending[n-1]) {
+		var c []byte
+		if k := len(a.free); k > 0 && len(line) <= auditChunk {
+			c, a.free = a.free[k-1], a.free[:k-1]
+		} else {
+			c = make([]byte, 0, max(auditChunk, len(line)))
+		}
+		a.pending = append(a.pending, c)
+		n++
+	}
+	a.pending[n-1] = append(a.pending[n-1], line...)
+	a.size += len(line)
+	kick := a.size >= auditKick
 	a.mu.Unlock()
-	if n >= auditKick {
+	if kick {
 		select {
 		case a.kick <- struct{}{}:
 		default:
@@ -80,7 +98,7 @@ func (a *auditLog) run() {
 	defer close(a.done)
 	t := time.NewTicker(auditFlushEvery)
 	defer t.Stop()
-	var spare []byte
+	var out [][]byte
 	failing := false
 	for {
 		stopping := false
@@ -91,12 +109,12 @@ func (a *auditLog) run() {
 			stopping = true
 		}
 		a.mu.Lock()
-		buf := a.pending
-		a.pending = spare[:0]
+		out, a.pending = a.pending, out[:0]
+		a.size = 0
 		a.mu.Unlock()
-		if len(buf) > 0 {
-			lines := uint64(bytes.Count(buf, []byte{'\n'}))
-			if _, err := a.w.Write(buf); err != nil {
+		for _, c := range out {
+			lines := uint64(bytes.Count(c, []byte{'\n'}))
+			if _, err := a.w.Write(c); err != nil {
 				a.dropped.Add(lines)
 				if !failing {
 					failing = true
@@ -110,10 +128,14 @@ func (a *auditLog) run() {
 				}
 			}
 		}
-		spare = buf
-		if cap(spare) > 4*auditKick {
-			spare = nil // do not keep a burst's buffer for ever
+		a.mu.Lock()
+		for i, c := range out {
+			if cap(c) == auditChunk && len(a.free) < 16 {
+				a.free = append(a.free, c[:0])
+			}
+			out[i] = nil
 		}
+		a.mu.Unlock()
 		if stopping {
 			return
 		}
