@@ -191,7 +191,7 @@ func (s *Server) auditStartOn(ctx context.Context, rt route, op string, start ti
 	b = start.UTC().AppendFormat(b, "2006-01-02T15:04:05.000000Z07:00")
 	b = append(b, `","op":`...)
 	b = jsonraw.AppendString(b, op)
-	sc := info.Scope()
+	sc := info.scopeName()
 	if scope != nil {
 		sc = *scope
 	}
@@ -211,7 +211,7 @@ func (s *Server) auditStartOn(ctx context.Context, rt route, op string, start ti
 		b = append(b, '"')
 	}
 	b = append(b, `,"tenant":`...)
-	b = jsonraw.AppendString(b, info.Tenant())
+	b = jsonraw.AppendString(b, info.tenantName())
 	b = append(b, `,"scope":`...)
 	b = jsonraw.AppendString(b, sc)
 	if info != nil {

@@ -542,3 +542,37 @@ func TestLogJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditTenant checks that the tenant authentication records in the
+// request's info reaches its audit records, and that a request without
+// one has an empty tenant.
+func TestAuditTenant(t *testing.T) {
+	buf := &syncBuffer{}
+	s, err := New(Config{RootDir: t.TempDir(), DisableSSHWS: true, Isolation: "none", AuditLog: buf,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &requestInfo{ID: "t-1", Remote: "192.0.2.1:1234", Route: routeMCP}
+	info.setTenant("acme")
+	info.setScope("acme/project")
+	s.toolCalled(withRequestInfo(context.Background(), info), "list_directory", false, time.Millisecond)
+	s.toolCalled(withRequestInfo(context.Background(), &requestInfo{ID: "t-2"}), "list_directory", true, 0)
+	s.toolCalled(internal(context.Background()), "list_directory", false, 0) // not audited
+	s.Close()
+	recs := auditRecords(t, buf.String())
+	if len(recs) != 2 {
+		t.Fatalf("%d records:\n%s", len(recs), buf.String())
+	}
+	if r := recs[0]; r["tenant"] != "acme" || r["scope"] != "acme/project" || r["request_id"] != "t-1" ||
+		r["remote"] != "192.0.2.1:1234" || r["route"] != "mcp" || r["ok"] != true || r["duration_ms"] != 1.0 {
+		t.Errorf("record: %v", r)
+	}
+	if r := recs[1]; r["tenant"] != "" || r["scope"] != "" || r["ok"] != false {
+		t.Errorf("record: %v", r)
+	}
+	var nilInfo *requestInfo
+	if nilInfo.tenantName() != "" || nilInfo.scopeName() != "" {
+		t.Error("nil info")
+	}
+}

@@ -35,8 +35,8 @@ func (i *requestInfo) setScope(s string) {
 	}
 }
 
-// Scope is the scope recorded by setScope, "" when none.
-func (i *requestInfo) Scope() string {
+// scopeName is the scope recorded by setScope, "" when none.
+func (i *requestInfo) scopeName() string {
 	if i == nil {
 		return ""
 	}
@@ -54,8 +54,8 @@ func (i *requestInfo) setTenant(t string) {
 	}
 }
 
-// Tenant is the tenant recorded by setTenant, "" when none.
-func (i *requestInfo) Tenant() string {
+// tenantName is the tenant recorded by setTenant, "" when none.
+func (i *requestInfo) tenantName() string {
 	if i == nil {
 		return ""
 	}
