@@ -54,7 +54,8 @@ type ProxyConfig struct {
 	Logger *slog.Logger
 	// OnInstance, when set, hears of every instance created and ended,
 	// with the context of the request that caused it (context.Background
-	// for an agent that exited, or a proxy closed). It must be quick.
+	// for an agent that failed to start, or a proxy closed). It must be
+	// quick.
 	OnInstance func(ctx context.Context, ev InstanceEvent)
 }
 
@@ -66,8 +67,9 @@ type InstanceEvent struct {
 	Started  bool
 	ServerID string
 	Agent    string
-	// Reason says why an instance ended: "deleted", "exited" or "closed"
-	// (the proxy was closed).
+	// Reason says why an instance ended: "deleted", "failed" (its agent
+	// could not be installed or started) or "closed" (the proxy was
+	// closed).
 	Reason string
 	// Lifetime is how long an ended instance lived.
 	Lifetime time.Duration
@@ -163,7 +165,7 @@ func (p *Proxy) bootstrap(rctx context.Context, serverID string, a Agent, b agen
 	if p.cfg.OnInstance != nil {
 		p.cfg.OnInstance(rctx, InstanceEvent{Started: true, ServerID: serverID, Agent: a.ID})
 	}
-	go in.start(a, b, p.cfg.SecretEnv, func() { p.forget(context.Background(), in, "exited") })
+	go in.start(a, b, p.cfg.SecretEnv, func() { p.forget(context.Background(), in, "failed") })
 	return in, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbe/agent-backend/acp"
 	"github.com/agentbe/agent-backend/internal/metrics/metricstest"
 	"github.com/agentbe/agent-backend/internal/wsnet"
 	"golang.org/x/crypto/ssh"
@@ -574,5 +575,36 @@ func TestAuditTenant(t *testing.T) {
 	var nilInfo *requestInfo
 	if nilInfo.tenantName() != "" || nilInfo.scopeName() != "" {
 		t.Error("nil info")
+	}
+}
+
+// TestAuditACP checks that ACP instances started and stopped are audited
+// with the request that did it, and those still running at shutdown with
+// reason "closed".
+func TestAuditACP(t *testing.T) {
+	buf := &syncBuffer{}
+	d := startDaemon(t, Config{AuthToken: obsToken, AuditLog: buf, DisableSSHWS: true,
+		ACPAgents: []acp.Agent{{ID: "cat", Command: "exec cat"}}})
+	auth := []string{"Authorization", "Bearer " + obsToken, "Content-Type", "application/json"}
+	note := `{"jsonrpc":"2.0","method":"ping"}`
+	for _, id := range []string{"s1", "s2"} {
+		if resp, b := d.do(t, "POST", "/v1/acp/"+id+"?agent=cat", note, append([]string{"X-Request-Id", "start-" + id}, auth...)...); resp.StatusCode != 202 {
+			t.Fatalf("POST %s: %d %s", id, resp.StatusCode, b)
+		}
+	}
+	if resp, b := d.do(t, "DELETE", "/v1/acp/s1", "", append([]string{"X-Request-Id", "stop-s1"}, auth...)...); resp.StatusCode != 204 {
+		t.Fatalf("DELETE: %d %s", resp.StatusCode, b)
+	}
+	d.stop()
+	recs := auditRecords(t, buf.String())
+	for _, want := range [][]any{
+		{"op", "acp.start", "request_id", "start-s1", "server_id", "s1", "agent", "cat", "route", "v1_acp"},
+		{"op", "acp.start", "request_id", "start-s2", "server_id", "s2"},
+		{"op", "acp.stop", "request_id", "stop-s1", "server_id", "s1", "reason", "deleted"},
+		{"op", "acp.stop", "server_id", "s2", "reason", "closed"},
+	} {
+		if got := find(recs, want...); len(got) != 1 {
+			t.Errorf("%d records match %v:\n%s", len(got), want, buf.String())
+		}
 	}
 }
