@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -70,14 +71,19 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
 	if err != nil {
 		return nil, nil, scopeError(err)
 	}
-	return agentbe.NewMCPServerWith(b, s.mcpOptions()), release, nil
+	return agentbe.NewMCPServerWith(b, s.mcpOptionsFor(r.Context())), release, nil
 }
 
 // mcpOptions are the options of the MCP servers of /mcp: a tool's panic
-// is logged and counted like every panic the daemon recovers.
-func (s *Server) mcpOptions() agentbe.MCPServerOptions {
+// is logged and counted like every panic the daemon recovers, and every
+// call is counted and audited.
+func (s *Server) mcpOptions() agentbe.MCPServerOptions { return s.mcpOptionsFor(context.Background()) }
+
+// mcpOptionsFor is mcpOptions for the request ctx belongs to, whose id a
+// tool's panic is logged with.
+func (s *Server) mcpOptionsFor(ctx context.Context) agentbe.MCPServerOptions {
 	return agentbe.MCPServerOptions{ServerOptions: mcp.ServerOptions{
-		OnPanic: func(tool string, v any) { s.panics.recovered("MCP tool "+tool, v) },
+		OnPanic: func(tool string, v any) { s.panics.recoveredContext(ctx, "MCP tool "+tool, v) },
 	}, OnToolCall: s.toolCalled}
 }
 
