@@ -84,7 +84,7 @@ func (s *Server) mcpOptions() agentbe.MCPServerOptions { return s.mcpOptionsFor(
 func (s *Server) mcpOptionsFor(ctx context.Context) agentbe.MCPServerOptions {
 	return agentbe.MCPServerOptions{ServerOptions: mcp.ServerOptions{
 		OnPanic: func(tool string, v any) { s.panics.recoveredContext(ctx, "MCP tool "+tool, v) },
-	}, OnToolCall: s.toolCalled}
+	}, OnToolCall: s.onToolCall}
 }
 
 // rootMatches compares an X-Root-Dir value with the configured root;

@@ -96,12 +96,14 @@ func observeRequests(pl *panicLog, m *serverMetrics, h http.Handler) http.Handle
 		if tp := r.Header.Values("Traceparent"); len(tp) == 1 {
 			info.TraceID = parseTraceparent(tp[0])
 		}
-		w.Header().Set("X-Request-Id", info.ID)
+		info.idHeader[0] = info.ID
+		w.Header()["X-Request-Id"] = info.idHeader[:]
 		r = r.WithContext(withRequestInfo(r.Context(), info))
 		var body *countingBody
 		if m != nil {
 			if r.Body != nil && r.Body != http.NoBody {
-				body = &countingBody{ReadCloser: r.Body}
+				body = &info.body
+				body.ReadCloser = r.Body
 				r.Body = body
 			}
 			m.inFlight.Inc()

@@ -181,6 +181,7 @@ func (s *Server) initObservability(obs *opObserver) {
 	if s.cfg.AuditLog != nil {
 		s.audit = newAuditLog(s.cfg.AuditLog, s.cfg.Logger, s.metrics)
 	}
+	s.onToolCall = s.toolCalled
 	obs.s = s
 }
 

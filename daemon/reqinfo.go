@@ -25,13 +25,18 @@ type requestInfo struct {
 
 	scope  atomic.Pointer[string]
 	tenant atomic.Pointer[string]
+	// body counts the request body's bytes, and idHeader is the value of
+	// the response's X-Request-Id: both allocated with the info.
+	body     countingBody
+	idHeader [1]string
 }
 
 // setScope records the scope the request works in ("" is the whole
 // workspace); requestBackend calls it.
 func (i *requestInfo) setScope(s string) {
-	if i != nil {
-		i.scope.Store(&s)
+	if i != nil && (s != "" || i.scope.Load() != nil) {
+		v := s // only this copy escapes: no allocation for ""
+		i.scope.Store(&v)
 	}
 }
 
@@ -50,7 +55,8 @@ func (i *requestInfo) scopeName() string {
 // authentication calls it once it knows.
 func (i *requestInfo) setTenant(t string) {
 	if i != nil {
-		i.tenant.Store(&t)
+		v := t
+		i.tenant.Store(&v)
 	}
 }
 

@@ -40,7 +40,8 @@ type Server struct {
 	panics       *panicLog
 	ready        *readiness
 	metrics      *serverMetrics
-	audit        *auditLog // nil without Config.AuditLog
+	audit        *auditLog                                          // nil without Config.AuditLog
+	onToolCall   func(context.Context, string, bool, time.Duration) // s.toolCalled, bound once
 	// sweepStop cancels the start-up removal of stale temporary files;
 	// sweepDone is closed when it has ended.
 	sweepStop context.CancelFunc
