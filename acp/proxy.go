@@ -153,7 +153,9 @@ func (p *Proxy) bootstrap(rctx context.Context, serverID string, a Agent, b agen
 		return nil, problem(http.StatusTooManyRequests, "too_many_instances", "Too Many Instances",
 			"too many ACP instances; DELETE one first")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// The instance outlives the request, but keeps its values (e.g. the
+	// request id its agent's install command is audited with).
+	ctx, cancel := context.WithCancel(context.WithoutCancel(rctx))
 	in := &Instance{id: serverID, agent: a.ID, root: root, created: time.Now(), cfg: &p.cfg,
 		ring:   NewRing(orDefault(p.cfg.ReplayEvents, DefaultReplayEvents), orDefault(p.cfg.ReplayBytes, DefaultReplayBytes)),
 		stderr: newTailBuffer(8 << 10), ready: make(chan struct{}), exited: make(chan struct{}),

@@ -584,9 +584,13 @@ func TestAuditTenant(t *testing.T) {
 func TestAuditACP(t *testing.T) {
 	buf := &syncBuffer{}
 	d := startDaemon(t, Config{AuthToken: obsToken, AuditLog: buf, DisableSSHWS: true,
-		ACPAgents: []acp.Agent{{ID: "cat", Command: "exec cat"}}})
+		ACPAgents: []acp.Agent{{ID: "cat", Command: "exec cat"},
+			{ID: "inst", Command: "exec cat", Install: "echo installing", Check: "never-there"}}})
 	auth := []string{"Authorization", "Bearer " + obsToken, "Content-Type", "application/json"}
 	note := `{"jsonrpc":"2.0","method":"ping"}`
+	if resp, b := d.do(t, "POST", "/v1/acp/s3?agent=inst", note, append([]string{"X-Request-Id", "start-s3"}, auth...)...); resp.StatusCode != 202 {
+		t.Fatalf("POST s3: %d %s", resp.StatusCode, b)
+	}
 	for _, id := range []string{"s1", "s2"} {
 		if resp, b := d.do(t, "POST", "/v1/acp/"+id+"?agent=cat", note, append([]string{"X-Request-Id", "start-" + id}, auth...)...); resp.StatusCode != 202 {
 			t.Fatalf("POST %s: %d %s", id, resp.StatusCode, b)
@@ -602,6 +606,9 @@ func TestAuditACP(t *testing.T) {
 		{"op", "acp.start", "request_id", "start-s2", "server_id", "s2"},
 		{"op", "acp.stop", "request_id", "stop-s1", "server_id", "s1", "reason", "deleted"},
 		{"op", "acp.stop", "server_id", "s2", "reason", "closed"},
+		// The agent's install command is audited with the request that
+		// started the instance.
+		{"op", "exec", "command", "echo installing", "request_id", "start-s3", "ok", true},
 	} {
 		if got := find(recs, want...); len(got) != 1 {
 			t.Errorf("%d records match %v:\n%s", len(got), want, buf.String())
