@@ -14,9 +14,6 @@ import (
 	"github.com/agentbe/agent-backend/mcp"
 )
 
-// Version is the agentbe version reported to MCP clients and by the daemon.
-const Version = "0.1.0"
-
 // NewMCPServer returns an MCP server exposing b's workspace: the 14 tools of
 // the official filesystem server and, when b executes commands, exec (which
 // runs through b.Exec, so b's safety check and isolation apply). It has the

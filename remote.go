@@ -29,7 +29,7 @@ const (
 const UnlimitedRetries = -1
 
 // ReconnectConfig controls how a Remote reconnects after losing its
-// connection (client.md "Reconnection Behavior"). The zero value is the
+// connection (docs/status-and-errors.md, reconnection). The zero value is the
 // spec's default: enabled, 5 attempts, delays of 1 s, 2 s, 4 s, … capped at
 // 30 s.
 type ReconnectConfig struct {

@@ -18,7 +18,7 @@ import (
 // runDaemon runs `agent-backend daemon`. With --local-only it serves the
 // workspace's MCP tools on stdin/stdout (no network listener, and no
 // dangerous-command blocking: local-only mode trusts the local user, as
-// daemon.md requires) until stdin closes or a SIGINT/SIGTERM arrives.
+// docs/daemon.md describes) until stdin closes or a SIGINT/SIGTERM arrives.
 func runDaemon(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg, err := parseDaemonFlags(args)
 	if errors.Is(err, errHelp) {
