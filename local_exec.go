@@ -59,7 +59,7 @@ func (l *Local) Exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	start := time.Now()
 	out, stderr, err := l.exec(ctx, command, opts)
 	if l.log.logger != nil {
-		l.log.logExec(start, command, string(out), stderr, err)
+		l.log.logExec(ctx, start, command, string(out), stderr, err)
 	}
 	return out, err
 }

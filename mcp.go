@@ -32,6 +32,12 @@ type MCPServerOptions struct {
 	// output is cut on a UTF-8 boundary and ends with a note giving its
 	// full length. It is always kept within the message limit.
 	MaxExecOutputBytes int
+	// OnToolCall, when set, is called once every tools/call that reached a
+	// tool has ended (a panic included), with the call's context, the
+	// tool's name, whether the result is an error, and how long the tool
+	// ran: e.g. to count calls or audit them. It runs in the call's
+	// goroutine, so it must be quick and safe for concurrent use.
+	OnToolCall func(ctx context.Context, tool string, isError bool, d time.Duration)
 }
 
 // NewMCPServerWith is NewMCPServer with opts.
@@ -70,7 +76,23 @@ func NewMCPServerWith(b Backend, opts MCPServerOptions) *mcp.Server {
 		}
 	}
 	lim := fstools.Limits{MessageBytes: opts.MessageLimit(), ExecOutputBytes: opts.MaxExecOutputBytes}
-	return mcp.NewServer(serverInfo, opts.ServerOptions, fstools.Tools(run != nil), fstools.Handler(toolsWorkspace(b), run, lim))
+	h := fstools.Handler(toolsWorkspace(b), run, lim)
+	if opts.OnToolCall != nil {
+		h = observeTools(h, opts.OnToolCall)
+	}
+	return mcp.NewServer(serverInfo, opts.ServerOptions, fstools.Tools(run != nil), h)
+}
+
+// observeTools wraps h so that done hears of every call's end.
+func observeTools(h mcp.ToolHandler, done func(context.Context, string, bool, time.Duration)) mcp.ToolHandler {
+	return func(ctx context.Context, call mcp.ToolCall) (res *mcp.CallToolResult, err error) {
+		start := time.Now()
+		failed := true // until h returns: a panic is a failure
+		defer func() { done(ctx, call.Name, failed, time.Since(start)) }()
+		res, err = h(ctx, call)
+		failed = err != nil || res != nil && res.IsError
+		return res, err
+	}
 }
 
 var serverInfo = mcp.Implementation{Name: "agent-backend", Version: Version}

@@ -39,7 +39,7 @@ func (r *Remote) Exec(ctx context.Context, command string, opts ExecOptions) ([]
 	start := time.Now()
 	out, stderr, err := r.exec(ctx, command, opts)
 	if lg := r.core.logFor(r.view); lg.logger != nil {
-		lg.logExec(start, command, string(out), stderr, err)
+		lg.logExec(ctx, start, command, string(out), stderr, err)
 	}
 	return out, err
 }

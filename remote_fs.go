@@ -96,7 +96,7 @@ func (r *Remote) MaxReadBytes() int64 { return effectiveReadLimit(r.core.cfg.Max
 // without waiting for the reply. A file that grows meanwhile is read as it
 // was; one that shrinks, up to its end.
 func (r *Remote) Read(ctx context.Context, p string) (data []byte, err error) {
-	done := r.logBegin("read", p)
+	done := r.logBegin(ctx, "read", p)
 	err = r.sftpOp(ctx, "read", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		var fi fs.FileInfo
 		var statErr error
@@ -142,7 +142,7 @@ func (r *Remote) Read(ctx context.Context, p string) (data []byte, err error) {
 // created. A new file gets mode 0644 (before the daemon's umask); a
 // replaced one keeps its permission bits.
 func (r *Remote) Write(ctx context.Context, p string, data []byte) error {
-	done := r.logBegin("write", p)
+	done := r.logBegin(ctx, "write", p)
 	err := r.sftpOp(ctx, "write", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		w, err := remoteCreate(ctx, r.core, c, rp)
 		if err != nil {
@@ -160,7 +160,7 @@ func (r *Remote) Write(ctx context.Context, p string, data []byte) error {
 
 // Open streams the file p (many reads in flight; see sftpjail.File).
 func (r *Remote) Open(ctx context.Context, p string) (rc io.ReadCloser, err error) {
-	done := r.logBegin("open", p)
+	done := r.logBegin(ctx, "open", p)
 	err = r.sftpOpHeld(ctx, "open", p, func(_ context.Context, c *sftpjail.Client, rp string, hold func() func()) error {
 		// The file outlives this call: its context is the caller's, not the
 		// operation timeout's.
@@ -211,7 +211,7 @@ func (r *remoteReader) Close() error {
 // returns nil; cancelling ctx or a failed write abandons it and leaves p as
 // it was.
 func (r *Remote) Create(ctx context.Context, p string) (wc io.WriteCloser, err error) {
-	done := r.logBegin("create", p)
+	done := r.logBegin(ctx, "create", p)
 	err = r.sftpOpHeld(ctx, "create", p, func(_ context.Context, c *sftpjail.Client, rp string, hold func() func()) error {
 		w, err := remoteCreate(ctx, r.core, c, rp)
 		if err != nil {
@@ -253,7 +253,7 @@ func (r *Remote) wrapErr(op, p string, err error) error {
 
 // ReadDir lists the names in directory p, sorted.
 func (r *Remote) ReadDir(ctx context.Context, p string) (names []string, err error) {
-	done := r.logBegin("readdir", p)
+	done := r.logBegin(ctx, "readdir", p)
 	err = r.sftpOp(ctx, "readdir", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		infos, err := c.ReadDir(ctx, rp)
 		if err != nil {
@@ -272,7 +272,7 @@ func (r *Remote) ReadDir(ctx context.Context, p string) (names []string, err err
 
 // Mkdir creates directory p and its parents.
 func (r *Remote) Mkdir(ctx context.Context, p string) error {
-	done := r.logBegin("mkdir", p)
+	done := r.logBegin(ctx, "mkdir", p)
 	err := r.mkdirAll(ctx, p)
 	done(err)
 	return err
@@ -287,7 +287,7 @@ func (r *Remote) mkdirAll(ctx context.Context, p string) error {
 
 // Exists reports whether p exists.
 func (r *Remote) Exists(ctx context.Context, p string) (ok bool, err error) {
-	done := r.logBegin("exists", p)
+	done := r.logBegin(ctx, "exists", p)
 	err = r.sftpOp(ctx, "exists", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		_, err := c.Stat(ctx, rp)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -302,7 +302,7 @@ func (r *Remote) Exists(ctx context.Context, p string) (ok bool, err error) {
 
 // Stat describes p, following links.
 func (r *Remote) Stat(ctx context.Context, p string) (fi fs.FileInfo, err error) {
-	done := r.logBegin("stat", p)
+	done := r.logBegin(ctx, "stat", p)
 	err = r.sftpOp(ctx, "stat", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		fi, err = c.Stat(ctx, rp)
 		return err
@@ -313,7 +313,7 @@ func (r *Remote) Stat(ctx context.Context, p string) (fi fs.FileInfo, err error)
 
 // Lstat describes p without following a final link.
 func (r *Remote) Lstat(ctx context.Context, p string) (fi fs.FileInfo, err error) {
-	done := r.logBegin("lstat", p)
+	done := r.logBegin(ctx, "lstat", p)
 	err = r.sftpOp(ctx, "lstat", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		fi, err = c.Lstat(ctx, rp)
 		return err
@@ -325,7 +325,7 @@ func (r *Remote) Lstat(ctx context.Context, p string) (fi fs.FileInfo, err error
 // Remove deletes p; see RemoveOptions. The workspace root itself cannot be
 // removed.
 func (r *Remote) Remove(ctx context.Context, p string, opts RemoveOptions) error {
-	done := r.logBegin("remove", p)
+	done := r.logBegin(ctx, "remove", p)
 	err := r.sftpOp(ctx, "remove", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		if rp == r.rootDir {
 			return &fs.PathError{Op: "remove", Path: p, Err: fs.ErrPermission}
@@ -349,7 +349,7 @@ func (r *Remote) Remove(ctx context.Context, p string, opts RemoveOptions) error
 
 // Rename moves oldPath to newPath, replacing newPath if it exists.
 func (r *Remote) Rename(ctx context.Context, oldPath, newPath string) error {
-	done := r.core.logFor(r.view).begin2("rename", oldPath, newPath)
+	done := r.core.logFor(r.view).begin2(ctx, "rename", oldPath, newPath)
 	rn, err := r.remotePath("rename", newPath)
 	if err == nil {
 		err = r.sftpOp(ctx, "rename", oldPath, func(ctx context.Context, c *sftpjail.Client, ro string) error {
@@ -363,7 +363,7 @@ func (r *Remote) Rename(ctx context.Context, oldPath, newPath string) error {
 // Touch creates p (and its parents) if it does not exist; it never
 // truncates.
 func (r *Remote) Touch(ctx context.Context, p string) error {
-	done := r.logBegin("touch", p)
+	done := r.logBegin(ctx, "touch", p)
 	err := r.sftpOp(ctx, "touch", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		f, err := c.OpenFile(ctx, rp, os.O_WRONLY|os.O_CREATE, 0o644)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -387,7 +387,7 @@ func (r *Remote) Touch(ctx context.Context, p string) error {
 // so the answer is mapped through how the daemon presented RootDir when the
 // connection was made.
 func (r *Remote) RealPath(ctx context.Context, p string) (real string, err error) {
-	done := r.logBegin("realpath", p)
+	done := r.logBegin(ctx, "realpath", p)
 	err = r.linkOp(ctx, "realpath", p, func(ctx context.Context, l *remoteLink, rp string) error {
 		c, presented, release, err := r.sftpFor(ctx, l)
 		if err != nil {
@@ -569,7 +569,9 @@ func (w *remoteWriter) Close() error {
 	return err
 }
 
-func (r *Remote) logBegin(op, p string) func(error) { return r.core.logFor(r.view).begin(op, p) }
+func (r *Remote) logBegin(ctx context.Context, op, p string) func(error) {
+	return r.core.logFor(r.view).begin(ctx, op, p)
+}
 
 // logFor returns the operation log of the root (views log through their
 // Scope instead).

@@ -148,7 +148,7 @@ func (h *Handler) attach(w http.ResponseWriter, r *http.Request, id, agentID str
 			return nil, false
 		}
 	}
-	in, err := h.proxy.bootstrap(part, id, a, b, release)
+	in, err := h.proxy.bootstrap(r.Context(), part, id, a, b, release)
 	if err != nil {
 		writeProblem(w, err)
 		return nil, false
@@ -165,7 +165,7 @@ func (h *Handler) acpDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in != nil {
-		h.proxy.forget(in) // not an instance that replaced it meanwhile
+		h.proxy.forget(r.Context(), in, "deleted") // not an instance that replaced it meanwhile
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

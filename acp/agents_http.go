@@ -131,7 +131,7 @@ func (h *Handler) agentInstall(w http.ResponseWriter, r *http.Request) {
 	stderr := newTailBuffer(4 << 10)
 	_, err := b.Exec(ctx, a.Install, agentbe.ExecOptions{Env: agentEnv(a, h.proxy.cfg.SecretEnv), Stdout: io.Discard, Stderr: stderr})
 	if err != nil {
-		h.logger().Warn("acp: agent install failed", "agent", a.ID, "took", time.Since(start), "stderr", stderr.String())
+		h.logger().WarnContext(r.Context(), "acp: agent install failed", "agent", a.ID, "took", time.Since(start), "stderr", stderr.String())
 		p := streamError(http.StatusBadGateway, "install command for agent "+a.ID+" failed: "+execSummary(err))
 		p.Extra["details"] = map[string]string{"message": p.Detail, "stderr": stderr.String()}
 		writeProblem(w, p)

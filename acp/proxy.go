@@ -53,6 +53,27 @@ type ProxyConfig struct {
 	SecretEnv []string
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// OnInstance, when set, hears of every instance created and ended,
+	// with the context of the request that caused it (context.Background
+	// for an agent that failed to start, or a proxy closed). It must be
+	// quick.
+	OnInstance func(ctx context.Context, ev InstanceEvent)
+}
+
+// InstanceEvent is an instance created or ended, as
+// ProxyConfig.OnInstance hears of it.
+type InstanceEvent struct {
+	// Started is true for a new instance (its process starting in the
+	// background), false for one that ended.
+	Started  bool
+	ServerID string
+	Agent    string
+	// Reason says why an instance ended: "deleted", "failed" (its agent
+	// could not be installed or started) or "closed" (the proxy was
+	// closed).
+	Reason string
+	// Lifetime is how long an ended instance lived.
+	Lifetime time.Duration
 }
 
 func (c *ProxyConfig) requestTimeout() time.Duration {
@@ -118,12 +139,12 @@ func NewProxy(cfg ProxyConfig) *Proxy {
 // instance bound to another agent, or started on a backend with another
 // root (another scope, which must not reach it), is a 409 problem.
 func (p *Proxy) Bootstrap(serverID string, a Agent, b agentbe.Backend, release func()) (*Instance, error) {
-	return p.bootstrap(Partition{}, serverID, a, b, release)
+	return p.bootstrap(context.Background(), Partition{}, serverID, a, b, release)
 }
 
-// bootstrap is Bootstrap in partition part; beyond part's cap of
-// instances it answers 429.
-func (p *Proxy) bootstrap(part Partition, serverID string, a Agent, b agentbe.Backend, release func()) (*Instance, error) {
+// bootstrap is Bootstrap in partition part on behalf of the request ctx
+// belongs to; beyond part's cap of instances it answers 429.
+func (p *Proxy) bootstrap(rctx context.Context, part Partition, serverID string, a Agent, b agentbe.Backend, release func()) (*Instance, error) {
 	if release == nil {
 		release = func() {}
 	}
@@ -158,7 +179,9 @@ func (p *Proxy) bootstrap(part Partition, serverID string, a Agent, b agentbe.Ba
 		return nil, problem(http.StatusTooManyRequests, "too_many_instances", "Too Many Instances",
 			"this tenant has "+strconv.Itoa(part.MaxInstances)+" ACP instances already (its limit); DELETE one first")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// The instance outlives the request, but keeps its values (e.g. the
+	// request id its agent's install command is audited with).
+	ctx, cancel := context.WithCancel(context.WithoutCancel(rctx))
 	in := &Instance{id: serverID, part: part.Key, agent: a.ID, root: root, created: time.Now(), cfg: &p.cfg,
 		ring:   NewRing(orDefault(p.cfg.ReplayEvents, DefaultReplayEvents), orDefault(p.cfg.ReplayBytes, DefaultReplayBytes)),
 		stderr: newTailBuffer(8 << 10), ready: make(chan struct{}), exited: make(chan struct{}),
@@ -167,18 +190,35 @@ func (p *Proxy) bootstrap(part Partition, serverID string, a Agent, b agentbe.Ba
 	close(p.changed)
 	p.changed = make(chan struct{})
 	p.mu.Unlock()
-	go in.start(a, b, p.cfg.SecretEnv, func() { p.forget(in) })
+	if p.cfg.OnInstance != nil {
+		p.cfg.OnInstance(rctx, InstanceEvent{Started: true, ServerID: serverID, Agent: a.ID})
+	}
+	go in.start(a, b, p.cfg.SecretEnv, func() { p.forget(context.Background(), in, "failed") })
 	return in, nil
 }
 
-// forget removes in (if still registered) and releases it.
-func (p *Proxy) forget(in *Instance) {
+// forget removes in (if still registered) and releases it; the removal is
+// reported to OnInstance with reason, on behalf of the request ctx
+// belongs to.
+func (p *Proxy) forget(ctx context.Context, in *Instance, reason string) {
 	p.mu.Lock()
-	if key := (instKey{in.part, in.id}); p.insts[key] == in {
+	key := instKey{in.part, in.id}
+	removed := p.insts[key] == in
+	if removed {
 		delete(p.insts, key)
 	}
 	p.mu.Unlock()
 	in.close(p.cfg.stopWait())
+	if removed {
+		p.ended(ctx, in, reason)
+	}
+}
+
+// ended reports the end of in to OnInstance.
+func (p *Proxy) ended(ctx context.Context, in *Instance, reason string) {
+	if p.cfg.OnInstance != nil {
+		p.cfg.OnInstance(ctx, InstanceEvent{ServerID: in.id, Agent: in.agent, Reason: reason, Lifetime: time.Since(in.created)})
+	}
 }
 
 // countLocked counts the instances of partition part; p.mu is held.
@@ -235,7 +275,7 @@ func (p *Proxy) waitFor(ctx context.Context, part, serverID string, d time.Durat
 // error. It returns once the process is reaped, or after StopWait.
 func (p *Proxy) Delete(serverID string) {
 	if in := p.Get(serverID); in != nil {
-		p.forget(in)
+		p.forget(context.Background(), in, "deleted")
 	}
 }
 
@@ -260,7 +300,7 @@ func (p *Proxy) DeletePartition(key string) {
 	var wg sync.WaitGroup
 	for _, in := range gone {
 		wg.Add(1)
-		go func() { defer wg.Done(); p.forget(in) }()
+		go func() { defer wg.Done(); p.forget(context.Background(), in, "deleted") }()
 	}
 	wg.Wait()
 }
@@ -301,7 +341,11 @@ func (p *Proxy) Close() {
 	var wg sync.WaitGroup
 	for _, in := range all {
 		wg.Add(1)
-		go func() { defer wg.Done(); in.close(p.cfg.stopWait()) }()
+		go func() {
+			defer wg.Done()
+			in.close(p.cfg.stopWait())
+			p.ended(context.Background(), in, "closed")
+		}()
 	}
 	wg.Wait()
 }

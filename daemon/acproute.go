@@ -27,6 +27,7 @@ func (s *Server) newACPHandler() (*acp.Handler, error) {
 			SecretEnv:    []string{"AUTH_TOKEN", "AGENTBE_AUTH_TOKEN", "SSH_USERS"},
 			MaxInstances: s.cfg.MaxACPInstances,
 			Logger:       s.cfg.Logger,
+			OnInstance:   s.acpEvent,
 		},
 		Logger: s.cfg.Logger,
 	})
@@ -73,6 +74,7 @@ func (s *Server) requireBearer(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := s.authenticate(r)
 		if !ok {
+			s.authRefused(r, "daemon: /v1 refused", "invalid or missing token")
 			w.Header().Set("Content-Type", "application/problem+json")
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			w.WriteHeader(http.StatusUnauthorized)

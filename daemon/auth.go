@@ -52,6 +52,15 @@ func presentedTokens(r *http.Request) (header, query string, hasHeader, hasQuery
 // is a valid token. Without an operator token and without tenants every
 // request is the operator's.
 func (s *Server) authenticate(r *http.Request) (principal, bool) {
+	p, ok := s.authenticateToken(r)
+	if ok && p.tenant != nil {
+		requestInfoFrom(r.Context()).setTenant(p.tenant.name)
+	}
+	return p, ok
+}
+
+// authenticateToken is authenticate without recording the tenant.
+func (s *Server) authenticateToken(r *http.Request) (principal, bool) {
 	set := s.tenants.Load()
 	if !s.auth.operator && set == nil {
 		return principal{scope: s.staticScope}, true

@@ -8,6 +8,7 @@ package daemon
 
 import (
 	"github.com/agentbe/agent-backend/acp"
+	"io"
 	"log/slog"
 	"time"
 
@@ -137,6 +138,15 @@ type Config struct {
 	// a status below 400, else at Info) and warnings; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// AuditLog, when set, receives the audit log: one JSON object per
+	// line for every operation that changes or runs something (commands,
+	// MCP tool calls, file writes, moves and deletes through MCP, SFTP and
+	// /v1, ACP agents started and stopped, refused authentications), with
+	// the request id (docs/observability.md has the schema). Records are
+	// buffered and written by one goroutine at least every second and when
+	// the Server is closed; a writer that fails or stalls never blocks a
+	// request (the error is logged once, the lost records counted).
+	AuditLog io.Writer
 	// ACPAgents extends or overrides the built-in ACP agents
 	// (acp.DefaultRegistry), from --acp-agent id=command flags
 	// (acp.ParseAgentFlag) and an --acp-agents-file (acp.ParseAgentsJSON).

@@ -92,5 +92,5 @@ func writeForbidden(w http.ResponseWriter, r *http.Request, msg string) {
 // logRefused logs, at Info, a request refused before its route ran, with
 // the client's address (the access line says only the status).
 func logRefused(log *slog.Logger, r *http.Request, reason string) {
-	log.Info("daemon: request refused", "reason", reason, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+	log.InfoContext(r.Context(), "daemon: request refused", "reason", reason, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -70,6 +71,7 @@ func (b *bodyDeadline) Read(p []byte) (int, error) {
 func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
 	p, ok := s.requestPrincipal(r)
 	if !ok {
+		s.authRefused(r, "daemon: /mcp refused", "invalid or missing token")
 		return nil, nil, httpErr(http.StatusUnauthorized, "Unauthorized", "Invalid or missing authentication token")
 	}
 	if want, ok := r.Header["X-Root-Dir"]; ok && len(want) > 0 && want[0] != "undefined" {
@@ -86,19 +88,24 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
 	if err != nil {
 		return nil, nil, scopeError(err)
 	}
-	opts := s.mcpOptions()
+	opts := s.mcpOptionsFor(r.Context())
 	opts.TaskOwner = s.mcpTaskOwner(r)
 	return agentbe.NewMCPServerWith(b, opts), release, nil
 }
 
 // mcpOptions are the options of the MCP servers of /mcp: a tool's panic
-// is logged and counted like every panic the daemon recovers, and long
-// exec calls may become tasks, kept in the daemon's one store.
-func (s *Server) mcpOptions() agentbe.MCPServerOptions {
+// is logged and counted like every panic the daemon recovers, every call
+// is counted and audited, and long exec calls may become tasks, kept in
+// the daemon's one store.
+func (s *Server) mcpOptions() agentbe.MCPServerOptions { return s.mcpOptionsFor(context.Background()) }
+
+// mcpOptionsFor is mcpOptions for the request ctx belongs to, whose id a
+// tool's panic is logged with.
+func (s *Server) mcpOptionsFor(ctx context.Context) agentbe.MCPServerOptions {
 	return agentbe.MCPServerOptions{ServerOptions: mcp.ServerOptions{
-		OnPanic: func(tool string, v any) { s.panics.recovered("MCP tool "+tool, v) },
+		OnPanic: func(tool string, v any) { s.panics.recoveredContext(ctx, "MCP tool "+tool, v) },
 		Tasks:   s.mcpTasks,
-	}}
+	}, OnToolCall: s.onToolCall}
 }
 
 // mcpTaskOwner is the key a request's MCP tasks are kept under: its

@@ -126,6 +126,7 @@ func (s *Server) requestBackend(ctx context.Context, p principal, header string)
 // answer, or an SSH channel's scope inside its principal's): the workspace
 // for "", else that scope opened with p's options (scopeOptions).
 func (s *Server) scopeBackend(ctx context.Context, p principal, scope string) (b agentbe.Backend, release func(), err error) {
+	requestInfoFrom(ctx).setScope(scope)
 	if scope == "" {
 		return s.local, func() {}, nil
 	}
@@ -195,7 +196,7 @@ func (s *Server) openScope(ctx context.Context, scope string, opts agentbe.Scope
 	if err != nil {
 		return nil, err
 	}
-	if err := sc.Mkdir(ctx, "."); err != nil {
+	if err := sc.Mkdir(internal(ctx), "."); err != nil {
 		sc.Destroy(context.Background())
 		return nil, err
 	}

@@ -41,7 +41,10 @@ type Server struct {
 	panics       *panicLog
 	ready        *readiness
 	// mcpTasks keeps the MCP tasks of /mcp (mcproute.go) across requests.
-	mcpTasks *mcp.TaskStore
+	mcpTasks   *mcp.TaskStore
+	metrics    *serverMetrics
+	audit      *auditLog                                          // nil without Config.AuditLog
+	onToolCall func(context.Context, string, bool, time.Duration) // s.toolCalled, bound once
 	// sweepStop cancels the start-up removal of stale temporary files;
 	// sweepDone is closed when it has ended.
 	sweepStop context.CancelFunc
@@ -62,6 +65,7 @@ type Server struct {
 // for it.
 func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
+	cfg.Logger = withRequestIDs(cfg.Logger)
 	if cfg.RootDir == "" {
 		return nil, fmt.Errorf("daemon: %w: RootDir is required", agentbe.ErrInvalidConfig)
 	}
@@ -75,10 +79,12 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
+	obs := &opObserver{}
 	local, err := agentbe.NewLocal(agentbe.LocalConfig{
 		RootDir:   cfg.RootDir,
 		Isolation: cfg.Isolation,
 		Shell:     cfg.Shell,
+		Logger:    obs, // metrics and audit log
 	})
 	if err != nil {
 		return nil, err
@@ -93,12 +99,16 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.tenants.Store(tenants)
 	}
+	s.initObservability(obs)
 	s.ready = newReadiness(s.rootDir, local, cfg.Logger)
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
 	}
 	if s.acp, err = s.newACPHandler(); err != nil {
 		local.Destroy(context.Background())
+		if s.audit != nil {
+			s.audit.Close()
+		}
 		return nil, err
 	}
 	s.handler = s.routes()
@@ -139,6 +149,7 @@ func (s *Server) startSweep() {
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/health", s.healthHandler())
+	mux.Handle("/metrics", s.metricsRoute())
 	inflight := newLimiter(s.cfg.MaxInFlight, s.cfg.Logger)
 	mux.Handle("/mcp", inflight.wrap(s.mcpRoute(), "requests"))
 	if !s.cfg.DisableSSHWS {
@@ -149,7 +160,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{"Not Found", "No route for " + r.Method + " " + r.URL.Path})
 	})
-	return accessLog(s.panics, s.hostGuard(mux))
+	return observeRequests(s.panics, s.metrics, s.hostGuard(mux))
 }
 
 // Handler returns the daemon's HTTP handler (all routes, access log and
@@ -190,6 +201,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
+	stopping := time.Now()
+	s.cfg.Logger.Info("daemon: shutting down", "cause", shutdownCause(err), "timeout", s.cfg.ShutdownTimeout)
+	defer func() { s.cfg.Logger.Info("daemon: shut down", "took", time.Since(stopping)) }()
 	s.ws.closeAll(wsnet.CloseNormal, "Server shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
@@ -216,7 +230,11 @@ func (s *Server) Close() error {
 	if s.hostKey != nil {
 		<-s.hostKey.done
 	}
-	return s.local.Destroy(context.Background())
+	err := s.local.Destroy(context.Background())
+	if s.audit != nil {
+		s.audit.Close()
+	}
+	return err
 }
 
 // Run creates a Server for cfg, listens on cfg.Host:cfg.Port, serves until
@@ -252,6 +270,14 @@ func Run(ctx context.Context, cfg Config) error {
 	cfg.Logger.Info("daemon: listening", "addr", ln.Addr().String(), "rootDir", s.rootDir,
 		"isolation", string(s.local.Isolation()), "ssh-ws", !cfg.DisableSSHWS)
 	return s.Serve(ctx, ln)
+}
+
+// shutdownCause says why Serve stops: err, or the context being done.
+func shutdownCause(err error) string {
+	if err == nil || errors.Is(err, http.ErrServerClosed) {
+		return "stop requested"
+	}
+	return err.Error()
 }
 
 func isLoopbackHost(h string) bool {

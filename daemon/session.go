@@ -84,7 +84,7 @@ func (s *Server) serveSession(ctx context.Context, ch ssh.Channel, reqs <-chan *
 	// handling a request panicked, whatever runs is killed.
 	defer func() {
 		if v := recover(); v != nil {
-			s.panics.recovered("SSH session", v)
+			s.panics.recoveredContext(ctx, "SSH session", v)
 			go ssh.DiscardRequests(reqs)
 		}
 		cancel()
@@ -207,7 +207,7 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 			defer work.Done()
 			defer func() {
 				if v := recover(); v != nil {
-					ss.s.panics.recovered("SSH session work", v)
+					ss.s.panics.recoveredContext(ss.ctx, "SSH session work", v)
 					ss.fail(errors.New("agentbe daemon: internal error"))
 				}
 			}()

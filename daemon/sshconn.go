@@ -49,7 +49,7 @@ func (s *Server) serveSSH(parent context.Context, c *wsnet.ServerConn, cs *sshCo
 		return
 	}
 	c.SetDeadline(time.Now().Add(s.cfg.SSHHandshakeTimeout))
-	sc, chans, reqs, err := ssh.NewServerConn(c, sshConfig(signer))
+	sc, chans, reqs, err := ssh.NewServerConn(countingConn{c, s.metrics.sshIn, s.metrics.sshOut}, sshConfig(signer))
 	if err != nil {
 		c.CloseWith(failureCode(c), "SSH handshake failed")
 		return

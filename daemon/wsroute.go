@@ -48,7 +48,7 @@ func (s *Server) sshRoute() http.Handler {
 		if !authorized {
 			// Refused after the upgrade (close 4001), so the access line
 			// says 101: this line is what shows a client with a wrong token.
-			s.cfg.Logger.Info("daemon: /ssh refused", "reason", "invalid or missing token", "remote", r.RemoteAddr)
+			s.authRefused(r, "daemon: /ssh refused", "invalid or missing token")
 		} else {
 			// The connection's scope: the principal's, narrowed by the
 			// upgrade's X-Scope-Path; refused before the upgrade, like a
@@ -72,6 +72,8 @@ func (s *Server) sshRoute() http.Handler {
 		srv := websocket.Server{
 			Handshake: func(cfg *websocket.Config, _ *http.Request) error {
 				cfg.Protocol = nil // select no subprotocol
+				// The 101 is written by the WebSocket library, not through w.
+				cfg.Header = http.Header{"X-Request-Id": {RequestID(r.Context())}}
 				return nil
 			},
 			Handler: func(*websocket.Conn) {
@@ -86,6 +88,8 @@ func (s *Server) sshRoute() http.Handler {
 					return
 				}
 				defer s.ws.remove(c)
+				s.metrics.sshConns.Inc()
+				defer s.metrics.sshConns.Dec()
 				s.serveSSH(r.Context(), c, conn)
 			},
 		}

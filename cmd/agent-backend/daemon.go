@@ -32,7 +32,7 @@ func runDaemon(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if !cfg.LocalOnly {
-		return runFullDaemon(ctx, cfg, stderr)
+		return runFullDaemon(ctx, cfg, stdout, stderr)
 	}
 	if err := serveLocalOnly(ctx, cfg, stdin, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "agent-backend daemon: %v\n", err)
@@ -152,6 +152,13 @@ func daemonUsage(w io.Writer) {
                               check, hostEnv, env)
   --log-level LEVEL           debug, info (default), warn or error; requests
                               that succeed are logged at debug
+  --log-format FORMAT         text (default: logfmt lines) or json (one JSON
+                              object a line); every line of a request carries
+                              its request_id
+  --audit-log FILE|-          append an audit record (one JSON object a line)
+                              for every command, file change, MCP tool call,
+                              ACP agent start/stop and refused authentication
+                              to FILE (created 0600), or to stdout with -
   --max-ssh-conns N           concurrent /ssh connections (default 64)
   --max-inflight N            concurrent /mcp and /v1 requests (default 256)
   --max-channels-per-conn N   concurrent channels (commands, SFTP) of one SSH

@@ -34,6 +34,8 @@ type daemonConfig struct {
 	SSHAuthorizedKeys string
 	ACPAgents         []acp.Agent // --acp-agents-file entries, then --acp-agent ones
 	LogLevel          slog.Level  // --log-level (default info)
+	LogFormat         string      // --log-format: text ("" is text) or json
+	AuditLog          string      // --audit-log: a file, "-" for stdout, "" for none
 	// Caps; a full daemon answers 503 (429 for ACP instances).
 	MaxSSHConns        int // --max-ssh-conns: concurrent /ssh connections
 	MaxInFlight        int // --max-inflight: concurrent /mcp and /v1 requests
@@ -97,7 +99,8 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		"--port": &port, "--ssh-port": &sshPort, "--ssh-users": &sshUsers,
 		"--ssh-users-file": &usersFile, "--ssh-users-fd": &usersFD,
 		"--acp-agents-file": &agentsFile, "--acp-agent": &agentFlag, "--log-level": &logLevel,
-		"--tenants": &cfg.TenantsFile,
+		"--tenants":    &cfg.TenantsFile,
+		"--log-format": &cfg.LogFormat, "--audit-log": &cfg.AuditLog,
 	}
 	caps := capFlags(&cfg)
 	capValues := map[string]*string{}
@@ -285,6 +288,22 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		if err := cfg.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
 			return cfg, fmt.Errorf("--log-level: invalid level %q (valid: debug, info, warn, error)", logLevel)
 		}
+	}
+	switch cfg.LogFormat {
+	case "text", "json":
+	case "":
+		if !seen["--log-format"] {
+			break
+		}
+		fallthrough
+	default:
+		return cfg, fmt.Errorf("--log-format: invalid format %q (valid: text, json)", cfg.LogFormat)
+	}
+	if seen["--audit-log"] && cfg.AuditLog == "" {
+		return cfg, errors.New("--audit-log must name a file, or - for stdout")
+	}
+	if cfg.AuditLog == "-" && cfg.LocalOnly {
+		return cfg, errors.New("--audit-log -: stdout carries MCP in --local-only mode")
 	}
 	for _, v := range agentFlags {
 		a, err := acp.ParseAgentFlag(v)
