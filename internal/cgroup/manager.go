@@ -296,10 +296,10 @@ func (m *Manager) removeTop() {
 
 // Group is a cgroup whose limits bound the sum of its commands'.
 type Group struct {
-	m      *Manager
-	name   string
-	mu     sync.Mutex
-	limits Limits
+	m       *Manager
+	name    string
+	mu      sync.Mutex
+	limits  Limits
 	dirs    map[Controller]string // made so far (version 1: per hierarchy)
 	enabled map[Controller]bool   // version 2: enabled for the group's children
 	acct    string                // version 1: the group's cpuacct directory, once made
