@@ -251,22 +251,18 @@ func writeLimits(v2 bool, dirs []string, l Limits) error {
 }
 
 // writeMemory sets a memory limit. Swap counts against it as well where
-// the kernel accounts swap (else the limit would only move memory to swap),
-// and under version 2 an out-of-memory kill takes the whole cgroup.
+// the kernel accounts swap (else the limit would only move memory to
+// swap), and under version 2 an out-of-memory kill takes the whole
+// cgroup. Those two files exist only on some kernels: writing them is
+// best effort.
 func writeMemory(v2 bool, dir string, n int64) error {
 	v := strconv.FormatInt(n, 10)
 	if v2 {
 		if err := writeFile(filepath.Join(dir, "memory.max"), v); err != nil {
 			return err
 		}
-		if exists(filepath.Join(dir, "memory.swap.max")) {
-			if err := writeFile(filepath.Join(dir, "memory.swap.max"), "0"); err != nil {
-				return err
-			}
-		}
-		if exists(filepath.Join(dir, "memory.oom.group")) {
-			return writeFile(filepath.Join(dir, "memory.oom.group"), "1")
-		}
+		_ = writeFile(filepath.Join(dir, "memory.swap.max"), "0")
+		_ = writeFile(filepath.Join(dir, "memory.oom.group"), "1")
 		return nil
 	}
 	if err := writeFile(filepath.Join(dir, "memory.limit_in_bytes"), v); err != nil {
@@ -367,11 +363,17 @@ func (g *Group) ensure(cs []Controller) error {
 				return unavailable("%v", err)
 			}
 		}
+		var need []Controller
 		for _, c := range cs {
 			if !g.enabled[c] {
-				if err := enable(d, []Controller{c}); err != nil {
-					return err
-				}
+				need = append(need, c)
+			}
+		}
+		if len(need) > 0 {
+			if err := enable(d, need); err != nil {
+				return err
+			}
+			for _, c := range need {
 				g.enabled[c] = true
 			}
 		}
