@@ -162,8 +162,9 @@ func (c *limitsChecker) check(l ResourceLimits) (*cgroup.Manager, error) {
 type ResourceGroup struct {
 	local   *Local
 	name    string
+	mu      sync.Mutex
 	limits  ResourceLimits
-	cg      *cgroup.Group // nil when the limits need no cgroup
+	cg      *cgroup.Group // nil while the limits need no cgroup
 	untrack func()
 	once    sync.Once
 	closed  chan struct{}
@@ -200,7 +201,46 @@ func (c groupCloser) Close() error { return c.g.close(false) }
 func (g *ResourceGroup) Name() string { return g.name }
 
 // Limits are the group's limits.
-func (g *ResourceGroup) Limits() ResourceLimits { return g.limits }
+func (g *ResourceGroup) Limits() ResourceLimits {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.limits
+}
+
+// SetLimits changes the group's limits (a reloaded tenant's, say). Running
+// commands stay in the group under the new limits, except that a new
+// Timeout applies to commands started afterwards. Limits that cannot be
+// enforced are an INVALID_CONFIGURATION error and change nothing.
+func (g *ResourceGroup) SetLimits(limits ResourceLimits) error {
+	if g.isClosed() {
+		return configErr("the resource group is closed", nil)
+	}
+	m, err := g.local.limitsCheck.check(limits)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.cg != nil:
+		if err := g.cg.SetLimits(limits.cgroup()); err != nil {
+			return configErr("resource group: "+err.Error(), err)
+		}
+	case m != nil:
+		if g.cg, err = m.NewGroup(g.name, limits.cgroup()); err != nil {
+			return configErr("resource group: "+err.Error(), err)
+		}
+	}
+	g.limits = limits
+	return nil
+}
+
+// cgroupGroup is the group's cgroup (nil for none).
+func (g *ResourceGroup) cgroupGroup() *cgroup.Group {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.cg
+}
 
 // Close kills the group's commands that still run (they fail) and removes
 // its cgroups. Scopes made with it can no longer run commands. Idempotent.
@@ -213,8 +253,8 @@ func (g *ResourceGroup) close(untrack bool) error {
 		if untrack {
 			g.untrack()
 		}
-		if g.cg != nil {
-			err = g.cg.Close()
+		if cg := g.cgroupGroup(); cg != nil {
+			err = cg.Close()
 		}
 	})
 	return err
@@ -300,7 +340,7 @@ func limitDetail(kind string, own ResourceLimits, g *ResourceGroup) string {
 	}
 	add(own, "per command")
 	if g != nil {
-		add(g.limits, fmt.Sprintf("for group %q", g.name))
+		add(g.Limits(), fmt.Sprintf("for group %q", g.name))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -309,8 +349,11 @@ func limitDetail(kind string, own ResourceLimits, g *ResourceGroup) string {
 // g: the smaller one set.
 func (l ResourceLimits) timeoutWith(g *ResourceGroup) time.Duration {
 	t := l.Timeout
-	if g != nil && g.limits.Timeout > 0 && (t == 0 || g.limits.Timeout < t) {
-		t = g.limits.Timeout
+	if g == nil {
+		return t
+	}
+	if gt := g.Limits().Timeout; gt > 0 && (t == 0 || gt < t) {
+		t = gt
 	}
 	return t
 }
@@ -320,7 +363,7 @@ func (l ResourceLimits) timeoutWith(g *ResourceGroup) time.Duration {
 func (l *Local) commandCgroup(lim ResourceLimits, g *ResourceGroup) (*cgroup.Command, error) {
 	var gc *cgroup.Group
 	if g != nil {
-		gc = g.cg
+		gc = g.cgroupGroup()
 	}
 	if lim.cgroup().IsZero() && gc == nil {
 		return nil, nil

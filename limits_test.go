@@ -449,3 +449,35 @@ func TestLimitsUnenforceable(t *testing.T) {
 		})
 	}
 }
+
+func TestResourceGroupSetLimits(t *testing.T) {
+	l, _ := limitedLocal(t, ResourceLimits{}, "")
+	g, err := l.NewResourceGroup(fmt.Sprintf("t-set-%d", os.Getpid()), ResourceLimits{MemoryBytes: 32 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s, err := l.Scope("s", ScopeOptions{Group: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const alloc = `perl -e 'vec($x, (100<<20)-1, 8) = 1; print length $x'`
+	_, err = s.Exec(context.Background(), alloc, ExecOptions{})
+	wantLimit(t, err, LimitMemory)
+	for _, lim := range []ResourceLimits{{MemoryBytes: 256 << 20, Pids: 32}, {}} {
+		if err := g.SetLimits(lim); err != nil {
+			t.Fatal(err)
+		}
+		if out := isoExec(t, s, alloc, ExecOptions{}); out != "104857600" {
+			t.Fatalf("with %+v: %q", lim, out)
+		}
+	}
+	if err := g.SetLimits(ResourceLimits{Pids: -1}); CodeOf(err) != CodeInvalidConfiguration {
+		t.Fatalf("negative: %v", err)
+	}
+	if err := g.SetLimits(ResourceLimits{Timeout: 200 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Exec(context.Background(), "sleep 10", ExecOptions{})
+	wantLimit(t, err, LimitTime)
+}

@@ -344,3 +344,24 @@ func regexpLine(cg, ctl, sub string) bool {
 	}
 	return false
 }
+
+func TestV2SetLimits(t *testing.T) {
+	m, own := fakeV2(t, "memory pids cpu")
+	g, err := m.NewGroup("bob", Limits{MemoryBytes: 1 << 20, CPU: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.SetLimits(Limits{Pids: 9, CPU: 2}); err != nil {
+		t.Fatal(err)
+	}
+	d := filepath.Join(own, Top, "bob")
+	for f, v := range map[string]string{"memory.max": "max", "pids.max": "9", "cpu.max": "200000 100000"} {
+		if got := readFile(t, filepath.Join(d, f)); got != v {
+			t.Errorf("%s = %q, want %q", f, got, v)
+		}
+	}
+	if g.Limits() != (Limits{Pids: 9, CPU: 2}) {
+		t.Fatalf("Limits = %+v", g.Limits())
+	}
+}

@@ -265,13 +265,18 @@ func writeMemory(v2 bool, dir string, n int64) error {
 		_ = writeFile(filepath.Join(dir, "memory.oom.group"), "1")
 		return nil
 	}
-	if err := writeFile(filepath.Join(dir, "memory.limit_in_bytes"), v); err != nil {
+	limit, memsw := filepath.Join(dir, "memory.limit_in_bytes"), filepath.Join(dir, "memory.memsw.limit_in_bytes")
+	if !exists(memsw) {
+		return writeFile(limit, v)
+	}
+	// The kernel keeps memsw >= limit: raise memsw first, lower it last.
+	if writeFile(memsw, v) == nil {
+		return writeFile(limit, v)
+	}
+	if err := writeFile(limit, v); err != nil {
 		return err
 	}
-	if exists(filepath.Join(dir, "memory.memsw.limit_in_bytes")) {
-		return writeFile(filepath.Join(dir, "memory.memsw.limit_in_bytes"), v)
-	}
-	return nil
+	return writeFile(memsw, v)
 }
 
 // removeTop removes the Top directories once nothing is left in them
@@ -445,6 +450,85 @@ func rmdirEmpty(d string) error {
 				continue
 			}
 			return err
+		}
+	}
+	return nil
+}
+
+// SetLimits changes the group's limits; its running commands keep
+// running (a lowered memory limit may make the kernel reclaim or kill).
+// A limit set to zero is lifted.
+func (g *Group) SetLimits(l Limits) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	if err := g.m.prepare(l.controllers()); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	old := g.limits
+	g.limits = l
+	dirs := map[Controller]string{}
+	for c, d := range g.dirs {
+		dirs[c] = d
+	}
+	g.mu.Unlock()
+	for _, c := range allControllers {
+		d := dirs[c]
+		if d == "" {
+			continue
+		}
+		one, was := only(l, c), only(old, c)
+		var err error
+		switch {
+		case !one.IsZero():
+			err = writeLimits(g.m.v2, []string{d}, one)
+		case !was.IsZero():
+			err = liftLimit(g.m.v2, d, c)
+		}
+		if err != nil {
+			return unavailable("%v", err)
+		}
+	}
+	return g.ensure(l.controllers())
+}
+
+// only is l's limit of controller c alone.
+func only(l Limits, c Controller) Limits {
+	switch c {
+	case Memory:
+		return Limits{MemoryBytes: l.MemoryBytes}
+	case Pids:
+		return Limits{Pids: l.Pids}
+	case CPU:
+		return Limits{CPU: l.CPU}
+	}
+	return Limits{}
+}
+
+// liftLimit removes the limit of controller c from the cgroup dir.
+func liftLimit(v2 bool, dir string, c Controller) error {
+	type w struct{ file, v string }
+	var ws []w
+	switch {
+	case c == Memory && v2:
+		ws = []w{{"memory.max", "max"}}
+	case c == Memory:
+		ws = []w{{"memory.memsw.limit_in_bytes", "-1"}, {"memory.limit_in_bytes", "-1"}}
+	case c == Pids:
+		ws = []w{{"pids.max", "max"}}
+	case c == CPU && v2:
+		ws = []w{{"cpu.max", "max"}}
+	case c == CPU:
+		ws = []w{{"cpu.cfs_quota_us", "-1"}}
+	}
+	for _, x := range ws {
+		p := filepath.Join(dir, x.file)
+		if x.file == "memory.memsw.limit_in_bytes" && !exists(p) {
+			continue
+		}
+		if err := writeFile(p, x.v); err != nil {
+			return fmt.Errorf("cannot lift the %s limit: %w", c, err)
 		}
 	}
 	return nil
