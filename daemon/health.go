@@ -19,8 +19,8 @@ type healthBody struct {
 	// Isolation is the mode commands run in: bwrap, software or none (auto
 	// resolved to what it chose).
 	Isolation string `json:"isolation"`
-	// ResourceLimits reports whether per-command resource limits (CPU,
-	// memory, processes) are enforced.
+	// ResourceLimits reports whether resource limits (memory, processes,
+	// CPU, wall time) are in force for commands (see docs/limits.md).
 	ResourceLimits bool        `json:"resourceLimits"`
 	Build          healthBuild `json:"build"`
 	// Checks is only in the readiness answer (GET /health?ready=1).
@@ -66,10 +66,10 @@ var readBuild = sync.OnceValue(func() healthBuild {
 	return b
 })
 
-// resourceLimitsEnforced reports whether the daemon confines each
-// command's resources. Nothing does yet: commands share the daemon's
-// (the container's) limits.
-func resourceLimitsEnforced(Config) bool { return false }
+// resourceLimitsEnforced reports whether the daemon limits commands'
+// resources: New fails when limits asked for cannot be enforced, so a
+// running daemon with limits enforces them.
+func resourceLimitsEnforced(c Config) bool { return !c.ExecLimits.IsZero() }
 
 // healthBody is /health's answer for s, without the readiness checks.
 func (s *Server) healthBody() healthBody {

@@ -65,6 +65,8 @@ func New(cfg Config) (*Server, error) {
 		RootDir:   cfg.RootDir,
 		Isolation: cfg.Isolation,
 		Shell:     cfg.Shell,
+		Limits:    cfg.ExecLimits,
+		Network:   cfg.ExecNetwork,
 	})
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
 	"github.com/agentbe/agent-backend/daemon"
 )
@@ -39,6 +40,10 @@ type daemonConfig struct {
 	MaxInFlight        int // --max-inflight: concurrent /mcp and /v1 requests
 	MaxACPInstances    int // --max-acp-instances: live ACP agent processes
 	MaxChannelsPerConn int // --max-channels-per-conn: SSH channels of one connection
+	// Limits of every command (--exec-memory, --exec-pids, --exec-cpu,
+	// --exec-timeout) and its network (--exec-network, default host).
+	ExecLimits  agentbe.ResourceLimits
+	ExecNetwork agentbe.Network
 
 	// AllowDefaultSSHPassword (--allow-default-ssh-password) accepts
 	// --conventional-ssh with an account whose password is the published
@@ -90,6 +95,11 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		"--port": &port, "--ssh-port": &sshPort, "--ssh-users": &sshUsers,
 		"--ssh-users-file": &usersFile, "--ssh-users-fd": &usersFD,
 		"--acp-agents-file": &agentsFile, "--acp-agent": &agentFlag, "--log-level": &logLevel,
+	}
+	execValues := map[string]*string{}
+	for _, name := range execLimitFlags {
+		execValues[name] = new(string)
+		strFlags[name] = execValues[name]
 	}
 	caps := capFlags(&cfg)
 	capValues := map[string]*string{}
@@ -161,6 +171,16 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 			return cfg, fmt.Errorf("%s must be an integer between 1 and %d, got %q", name, maxCap, *capValues[name])
 		}
 		*dst = n
+	}
+	given := map[string]string{}
+	for name, v := range execValues {
+		if seen[name] {
+			given[name] = *v
+		}
+	}
+	var err error
+	if cfg.ExecLimits, cfg.ExecNetwork, err = parseExecLimits(given); err != nil {
+		return cfg, err
 	}
 	switch cfg.Isolation {
 	case "auto", "bwrap", "software", "none":

@@ -44,6 +44,9 @@ func runFullDaemon(ctx context.Context, cfg daemonConfig, stderr io.Writer) int 
 		MaxInFlight:        cfg.MaxInFlight,
 		MaxACPInstances:    cfg.MaxACPInstances,
 		MaxChannelsPerConn: cfg.MaxChannelsPerConn,
+
+		ExecLimits:  cfg.ExecLimits,
+		ExecNetwork: cfg.ExecNetwork,
 	}
 	if cfg.ConventionalSSH {
 		dc.Conventional = sshdConfig(cfg, log)

@@ -3,8 +3,10 @@ package fstools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentbe/agent-backend/internal/jsonraw"
 
@@ -40,10 +42,17 @@ var execTool = mcp.Tool{
 		"redirect large output to a file and read it in parts. Not available for memory backends.",
 	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 		`"command":{"type":"string","description":"The shell command line"},` +
-		`"env":{"type":"object","additionalProperties":{"type":"string"},"description":"Extra environment variables for this command"}},` +
+		`"env":{"type":"object","additionalProperties":{"type":"string"},"description":"Extra environment variables for this command"},` +
+		`"timeout":{"type":"number","exclusiveMinimum":0,"description":"Seconds after which the command is stopped; it can only shorten the server's own time limit"}},` +
 		`"required":["command"]}`),
 	Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(true), IdempotentHint: ptr(false), OpenWorldHint: ptr(true)},
 }
+
+// errExecTimeout ends the context of an exec call whose timeout argument
+// ran out; maxExecTimeout bounds that argument (a day).
+var errExecTimeout = errors.New("exec timeout")
+
+const maxExecTimeout = 24 * time.Hour
 
 // serveExec runs the exec tool of the TypeScript agent-backend daemon
 // through run. Its results follow the reference: the trimmed standard
@@ -53,19 +62,37 @@ var execTool = mcp.Tool{
 // wrote both ("\n\nstdout:\n<stdout, trimmed>"); "Command cannot be empty"
 // for a blank command. The text is kept within the exec output limit,
 // escaped (Limits.ExecOutputBytes). Cancelling the request cancels ctx,
-// which run must honour by killing the command.
+// which run must honour by killing the command. An optional "timeout"
+// (seconds) ends ctx sooner: the command is stopped and the result says
+// "LIMIT_EXCEEDED: time limit exceeded", as the backend says of its own
+// limits (which a timeout cannot lengthen: both apply).
 func serveExec(ctx context.Context, run ExecFunc, raw json.RawMessage, lim resultLimits) (*mcp.CallToolResult, error) {
 	a := decodeArgs("exec", raw)
 	command := a.str("command", true)
 	env := a.env("env")
+	timeout, hasTimeout := a.num("timeout")
 	if err := a.err(); err != nil {
 		return errResult(err)
 	}
 	if strings.TrimSpace(command) == "" {
 		return mcp.ErrorResult("Command cannot be empty"), nil
 	}
+	if hasTimeout {
+		if !(timeout > 0) || timeout > maxExecTimeout.Seconds() {
+			return mcp.ErrorResult("timeout must be a positive number of seconds (at most " +
+				strconv.Itoa(int(maxExecTimeout.Seconds())) + ")"), nil
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(timeout*float64(time.Second)), errExecTimeout)
+		defer cancel()
+	}
 	res, err := run(ctx, command, env)
 	budget := lim.single()
+	if hasTimeout && context.Cause(ctx) == errExecTimeout {
+		// The same words as the backend's own time limit.
+		return mcp.ErrorResult("LIMIT_EXCEEDED: time limit exceeded (timeout " +
+			strconv.FormatFloat(timeout, 'g', -1, 64) + "s); the command was stopped"), nil
+	}
 	if err != nil {
 		msg := err.Error()
 		if jsonraw.EscapedLen(msg, budget) > budget {
