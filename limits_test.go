@@ -18,7 +18,7 @@ import (
 
 // requireCgroups skips (fails under CI) unless this host can enforce
 // memory, process and CPU limits.
-func requireCgroups(t *testing.T) *cgroup.Manager {
+func requireCgroups(t testing.TB) *cgroup.Manager {
 	t.Helper()
 	m, err := hostCgroups()
 	ok := err == nil && m.Check(cgroup.Limits{MemoryBytes: 64 << 20, Pids: 64, CPU: 1}) == nil
