@@ -375,6 +375,14 @@ func (l *Local) commandCgroup(lim ResourceLimits, g *ResourceGroup) (*cgroup.Com
 	return m.NewCommand(gc, lim.cgroup())
 }
 
+// scrubCgroup is err's text without the host's cgroup directories.
+func scrubCgroup(err error) string {
+	if m, merr := hostCgroups(); merr == nil {
+		return m.Scrub(err)
+	}
+	return err.Error()
+}
+
 // hitOf names the limit cg's counters say the command ran into, if any
 // (for a command that failed: its group's refused forks count too).
 func hitOf(cg *cgroup.Command) string {

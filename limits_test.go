@@ -485,3 +485,26 @@ func TestResourceGroupSetLimits(t *testing.T) {
 	_, err = s.Exec(context.Background(), "sleep 10", ExecOptions{})
 	wantLimit(t, err, LimitTime)
 }
+
+// TestLimitsCgroupFailureHidesHostPaths: a cgroup that cannot be made when
+// a command starts fails it with EXEC_ERROR, without the host's cgroup
+// paths in the message.
+func TestLimitsCgroupFailureHidesHostPaths(t *testing.T) {
+	l, err := NewLocal(LocalConfig{RootDir: t.TempDir(), Isolation: IsolationNone, AllowDangerous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Destroy(context.Background())
+	gone := filepath.Join(t.TempDir(), "host-cgroup-layout")
+	old := hostCgroups
+	t.Cleanup(func() { hostCgroups = old })
+	hostCgroups = func() (*cgroup.Manager, error) {
+		return cgroup.NewV1(map[cgroup.Controller]string{cgroup.Pids: gone}), nil
+	}
+	l.limits = ResourceLimits{Pids: 8} // as if checked before the hierarchy went away
+	_, err = l.Exec(context.Background(), "true", ExecOptions{})
+	if CodeOf(err) != CodeExecError || !strings.Contains(err.Error(), "cannot confine command") ||
+		strings.Contains(err.Error(), gone) || !strings.Contains(err.Error(), "<cgroup>") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -112,7 +112,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	cg, err := l.commandCgroup(lim, g)
 	if err != nil {
 		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
-			Err: errors.New("cannot confine command: " + err.Error())}
+			Err: errors.New("cannot confine command: " + scrubCgroup(err))}
 	}
 	if cg != nil {
 		defer func() {
@@ -192,7 +192,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	}
 	if placeErr != nil {
 		return nil, stderr.String(), &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
-			Err: errors.New("cannot confine command: " + placeErr.Error())}
+			Err: errors.New("cannot confine command: " + scrubCgroup(placeErr))}
 	}
 	if stopped != "" {
 		return nil, stderr.String(), limitError(command, stopped, lim, g, cg)

@@ -367,3 +367,12 @@ func TestV2SetLimits(t *testing.T) {
 		t.Fatalf("Limits = %+v", g.Limits())
 	}
 }
+
+func TestScrub(t *testing.T) {
+	m := NewV1(map[Controller]string{Memory: "/sys/fs/cgroup/memory/a", Pids: "/sys/fs/cgroup/pids"})
+	m.acct = "/sys/fs/cgroup/cpuacct"
+	got := m.Scrub(errors.New("mkdir /sys/fs/cgroup/memory/a/agentbe/cmd-1: permission denied; /sys/fs/cgroup/pids/agentbe"))
+	if want := "mkdir <cgroup>/agentbe/cmd-1: permission denied; <cgroup>/agentbe"; got != want {
+		t.Fatalf("Scrub = %q, want %q", got, want)
+	}
+}

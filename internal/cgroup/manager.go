@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -966,4 +967,22 @@ func controllerNames(cs []Controller) []string {
 		out[i] = string(c)
 	}
 	return out
+}
+
+// Scrub returns err's text with this process's cgroup directories
+// replaced by "<cgroup>": what a command's caller (a tenant) may be told,
+// without the host's layout.
+func (m *Manager) Scrub(err error) string {
+	msg := err.Error()
+	dirs := []string{m.acct}
+	for _, d := range m.own {
+		dirs = append(dirs, d)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	for _, d := range dirs {
+		if d != "" && d != "/" {
+			msg = strings.ReplaceAll(msg, d, "<cgroup>")
+		}
+	}
+	return msg
 }
