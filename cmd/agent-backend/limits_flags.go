@@ -43,7 +43,7 @@ func parseExecLimits(values map[string]string) (agentbe.ResourceLimits, agentbe.
 			return l, "", fmt.Errorf("--exec-timeout must be a positive Go duration (90s, 5m) or a number of seconds, got %q", v)
 		}
 	}
-	network := agentbe.NetworkHost
+	var network agentbe.Network // "": host
 	if v, ok := values["--exec-network"]; ok {
 		switch agentbe.Network(v) {
 		case agentbe.NetworkHost, agentbe.NetworkNone:

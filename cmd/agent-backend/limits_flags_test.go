@@ -15,14 +15,13 @@ func TestExecLimitFlags(t *testing.T) {
 		network agentbe.Network
 		err     string
 	}{
-		{args: nil, network: agentbe.NetworkHost},
+		{args: nil},
 		{args: []string{"--exec-memory", "512M", "--exec-pids", "64", "--exec-cpu", "1.5", "--exec-timeout", "90s", "--exec-network", "none"},
 			want: agentbe.ResourceLimits{MemoryBytes: 512 << 20, Pids: 64, CPU: 1.5, Timeout: 90 * time.Second}, network: agentbe.NetworkNone},
-		{args: []string{"--exec-memory=1G", "--exec-timeout=600"}, want: agentbe.ResourceLimits{MemoryBytes: 1 << 30, Timeout: 10 * time.Minute},
-			network: agentbe.NetworkHost},
+		{args: []string{"--exec-memory=1G", "--exec-timeout=600"}, want: agentbe.ResourceLimits{MemoryBytes: 1 << 30, Timeout: 10 * time.Minute}},
 		{args: []string{"--exec-memory", "268435456", "--exec-network", "host"}, want: agentbe.ResourceLimits{MemoryBytes: 256 << 20}, network: agentbe.NetworkHost},
-		{args: []string{"--exec-memory", "64kib"}, want: agentbe.ResourceLimits{MemoryBytes: 64 << 10}, network: agentbe.NetworkHost},
-		{args: []string{"--exec-memory", "2GB"}, want: agentbe.ResourceLimits{MemoryBytes: 2 << 30}, network: agentbe.NetworkHost},
+		{args: []string{"--exec-memory", "64kib"}, want: agentbe.ResourceLimits{MemoryBytes: 64 << 10}},
+		{args: []string{"--exec-memory", "2GB"}, want: agentbe.ResourceLimits{MemoryBytes: 2 << 30}},
 		{args: []string{"--exec-memory", "0"}, err: "--exec-memory must be a positive size"},
 		{args: []string{"--exec-memory", "12T"}, err: "--exec-memory"},
 		{args: []string{"--exec-memory", "-5M"}, err: "--exec-memory"},
