@@ -161,7 +161,7 @@ func TestV2Files(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cdir := filepath.Join(gdir, "cmd-4242-1")
+	cdir := filepath.Join(gdir, "cmd-4242-"+m.tag+"-1")
 	want[filepath.Join(gdir, "cgroup.subtree_control")] = "+memory +pids +cpu"
 	want[filepath.Join(cdir, "memory.max")] = "67108864"
 	for p, v := range want {
@@ -209,7 +209,7 @@ func TestV2Files(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2dir := filepath.Join(gdir, "cmd-4242-2")
+	c2dir := filepath.Join(gdir, "cmd-4242-"+m.tag+"-2")
 	if got := readFile(t, filepath.Join(c2dir, "cpu.max")); got != "50000 100000" {
 		t.Fatalf("cpu.max = %q", got)
 	}
@@ -241,7 +241,7 @@ func TestV2Files(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, filepath.Join(own, Top, "cmd-4242-3", "pids.max")); got != "5" {
+	if got := readFile(t, filepath.Join(own, Top, "cmd-4242-"+m.tag+"-3", "pids.max")); got != "5" {
 		t.Fatalf("pids.max = %q", got)
 	}
 	c3.Close()

@@ -1,6 +1,8 @@
 package cgroup
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -39,6 +41,11 @@ type Manager struct {
 	ownIsRoot bool
 	pid       int
 
+	// tag tells this Manager's command cgroups from those of another
+	// process with the same pid (in another pid namespace) sharing the
+	// hierarchy.
+	tag string
+
 	mu        sync.Mutex
 	delegated map[Controller]bool // version 2: enabled below own and Top
 	groups    map[string]*Group
@@ -48,7 +55,7 @@ type Manager struct {
 // NewV1 returns the Manager of version 1 hierarchies whose own cgroup
 // directories are own (a controller absent from it is missing).
 func NewV1(own map[Controller]string) *Manager {
-	return &Manager{own: own, groups: map[string]*Group{}, pid: os.Getpid()}
+	return &Manager{own: own, groups: map[string]*Group{}, pid: os.Getpid(), tag: newTag()}
 }
 
 // NewV2 returns the Manager of the unified hierarchy whose own cgroup
@@ -57,7 +64,7 @@ func NewV1(own map[Controller]string) *Manager {
 // that moves into the leaf otherwise.
 func NewV2(own string, isRoot bool, pid int) *Manager {
 	m := &Manager{v2: true, own: map[Controller]string{}, ownIsRoot: isRoot, pid: pid,
-		groups: map[string]*Group{}, delegated: map[Controller]bool{}}
+		groups: map[string]*Group{}, delegated: map[Controller]bool{}, tag: newTag()}
 	for _, c := range allControllers {
 		m.own[c] = own
 	}
@@ -84,7 +91,7 @@ func (m *Manager) Check(l Limits) error {
 	if err := m.prepare(l.controllers()); err != nil {
 		return err
 	}
-	name := fmt.Sprintf("cmd-probe-%d-%d", m.pid, m.seq.Add(1))
+	name := fmt.Sprintf("cmd-probe-%d-%s-%d", m.pid, m.tag, m.seq.Add(1))
 	dirs, err := m.makeDirs(m.topDirs(l.controllers()), name, l.controllers())
 	if err == nil {
 		err = writeLimits(m.v2, dirs, l)
@@ -598,7 +605,7 @@ func (m *Manager) NewCommand(g *Group, l Limits) (*Command, error) {
 	if err := m.prepare(cs); err != nil {
 		return nil, err
 	}
-	name := fmt.Sprintf("cmd-%d-%d", m.pid, m.seq.Add(1))
+	name := fmt.Sprintf("cmd-%d-%s-%d", m.pid, m.tag, m.seq.Add(1))
 	var parents []string
 	if g != nil {
 		if err := g.ensure(cs); err != nil {
@@ -985,4 +992,11 @@ func (m *Manager) Scrub(err error) string {
 		}
 	}
 	return msg
+}
+
+// newTag is a short random name part.
+func newTag() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
