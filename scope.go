@@ -78,8 +78,23 @@ func newScope(parent scopeOwner, p string, opts ScopeOptions) (*Scope, error) {
 	if lg.logger == nil {
 		lg.logger, lg.mode = parentLog.logger, parentLog.mode
 	}
+	inner := parent.subtree(rel)
+	if opts.confinesExec() {
+		lv, ok := inner.(*Local)
+		if !ok {
+			if r, ok := inner.(interface{ release() }); ok {
+				r.release()
+			}
+			return nil, &Error{Code: CodeNotImplemented, Op: "scope", Path: p, Backend: parent.Kind(), Err: ErrNotImplemented,
+				Reason: "resource limits, groups and network modes apply to scopes of Local backends"}
+		}
+		if err := lv.confine(opts); err != nil {
+			lv.release()
+			return nil, err
+		}
+	}
 	s := &Scope{
-		parent: parent, inner: parent.subtree(rel), rel: rel, fullRel: fullRel,
+		parent: parent, inner: inner, rel: rel, fullRel: fullRel,
 		rootDir: wspath.Join(parent.RootDir(), rel), env: mergeMaps(parentEnv, opts.Env),
 		log: lg, children: newScopeSet(),
 	}

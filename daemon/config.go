@@ -44,6 +44,15 @@ type Config struct {
 	Isolation agentbe.Isolation
 	// Shell selects the shell; "" means auto (/bin/bash, else /bin/sh).
 	Shell agentbe.Shell
+	// ExecLimits bound every command (MCP exec, SSH exec, shells, PTYs,
+	// ACP agents; see agentbe.ResourceLimits); zero limits nothing. Limits
+	// this host cannot enforce make New fail.
+	ExecLimits agentbe.ResourceLimits
+	// ExecNetwork is what commands reach: agentbe.NetworkHost ("", the
+	// default: the host's network, this daemon's port, loopback services
+	// and cloud metadata included) or agentbe.NetworkNone (an empty network
+	// namespace per command; needs the bwrap isolation).
+	ExecNetwork agentbe.Network
 
 	// Host is the address Run binds; "" means all interfaces, as the
 	// reference daemon does. Run logs one warning when no AuthToken is set

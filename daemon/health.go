@@ -19,8 +19,8 @@ type healthBody struct {
 	// Isolation is the mode commands run in: bwrap, software or none (auto
 	// resolved to what it chose).
 	Isolation string `json:"isolation"`
-	// ResourceLimits reports whether per-command resource limits (CPU,
-	// memory, processes) are enforced.
+	// ResourceLimits reports whether resource limits (memory, processes,
+	// CPU, wall time) are in force for commands (see docs/limits.md).
 	ResourceLimits bool        `json:"resourceLimits"`
 	Build          healthBuild `json:"build"`
 	// Checks is only in the readiness answer (GET /health?ready=1).
@@ -38,10 +38,12 @@ type healthTransport struct {
 // metadata.
 type healthBuild = buildinfo.Info
 
-// resourceLimitsEnforced reports whether the daemon confines each
-// command's resources. Nothing does yet: commands share the daemon's
-// (the container's) limits.
-func resourceLimitsEnforced(Config) bool { return false }
+// resourceLimitsEnforced reports whether the daemon limits commands'
+// resources: New fails when limits asked for cannot be enforced, so a
+// running daemon with limits enforces them.
+func resourceLimitsEnforced(c Config, execs *tenantExecs) bool {
+	return !c.ExecLimits.IsZero() || execs.anyLimits()
+}
 
 // healthBody is /health's answer for s, without the readiness checks.
 func (s *Server) healthBody() healthBody {
@@ -53,7 +55,7 @@ func (s *Server) healthBody() healthBody {
 		Status: "ok", Version: s.cfg.Version, RootDir: s.rootDir,
 		Transports:     healthTransport{MCP: true, SSHWS: !s.cfg.DisableSSHWS, SSH: s.cfg.Conventional != nil},
 		Isolation:      string(s.local.Isolation()),
-		ResourceLimits: resourceLimitsEnforced(s.cfg),
+		ResourceLimits: resourceLimitsEnforced(s.cfg, &s.execs),
 		Build:          build,
 	}
 }

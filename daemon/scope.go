@@ -130,7 +130,11 @@ func (s *Server) scopeBackend(ctx context.Context, p principal, scope string) (b
 	if scope == "" {
 		return s.local, func() {}, nil
 	}
-	sc, err := s.openScope(ctx, scope, s.scopeOptions(p))
+	opts, err := s.scopeOptions(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := s.openScope(ctx, scope, opts)
 	if err != nil {
 		if refused := openScopeRefusal(err); refused != nil {
 			return nil, nil, refused
@@ -207,8 +211,11 @@ func (s *Server) openScope(ctx context.Context, scope string, opts agentbe.Scope
 // place where a tenant's resource limits and network mode (Tenant.Limits,
 // Tenant.Network) become the scope's. The operator's scopes take the
 // workspace's.
-func (s *Server) scopeOptions(p principal) agentbe.ScopeOptions {
-	return agentbe.ScopeOptions{}
+func (s *Server) scopeOptions(p principal) (agentbe.ScopeOptions, error) {
+	if p.tenant == nil {
+		return agentbe.ScopeOptions{}, nil
+	}
+	return s.execs.scopeOptions(p.tenant.name)
 }
 
 // openScopeRefusal is the refusal for an openScope error the request

@@ -57,6 +57,8 @@ type Server struct {
 	// swapped whole by ReloadTenants; shares counts what each tenant holds.
 	tenants atomic.Pointer[tenantSet]
 	shares  *shares
+	// execs confine each tenant's commands (tenantexec.go).
+	execs tenantExecs
 }
 
 // New validates cfg and opens the workspace. Dangerous-command blocking is
@@ -85,6 +87,8 @@ func New(cfg Config) (*Server, error) {
 		Isolation: cfg.Isolation,
 		Shell:     cfg.Shell,
 		Logger:    obs, // metrics and audit log
+		Limits:    cfg.ExecLimits,
+		Network:   cfg.ExecNetwork,
 	})
 	if err != nil {
 		return nil, err
@@ -94,6 +98,10 @@ func New(cfg Config) (*Server, error) {
 		panics: &panicLog{log: cfg.Logger}, shares: newShares(), mcpTasks: mcp.NewTaskStore(mcp.TaskOptions{})}
 	if tenants != nil {
 		if err := requireKernelIsolation(local); err != nil {
+			local.Destroy(context.Background())
+			return nil, err
+		}
+		if err := s.execs.apply(s, tenants); err != nil {
 			local.Destroy(context.Background())
 			return nil, err
 		}

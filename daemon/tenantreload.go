@@ -62,6 +62,9 @@ func (s *Server) ReloadTenants() error {
 	if err != nil {
 		return err
 	}
+	if err := s.execs.apply(s, set); err != nil {
+		return err
+	}
 	old := s.tenants.Swap(set)
 	// The ACP instances of a tenant no longer in the file could never be
 	// reached again, yet would hold slots of the global cap: they are

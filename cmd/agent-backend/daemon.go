@@ -48,6 +48,8 @@ func serveLocalOnly(ctx context.Context, cfg daemonConfig, stdin io.Reader, stdo
 		Isolation:      agentbe.Isolation(cfg.Isolation),
 		Shell:          agentbe.Shell(cfg.Shell),
 		AllowDangerous: true,
+		Limits:         cfg.ExecLimits,
+		Network:        cfg.ExecNetwork,
 	})
 	if err != nil {
 		return err

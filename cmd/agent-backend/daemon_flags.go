@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
 	"github.com/agentbe/agent-backend/daemon"
 )
@@ -46,6 +47,11 @@ type daemonConfig struct {
 	// TenantsFile (--tenants) is the tenants file: tenant tokens bound to
 	// scopes, each with caps of its own.
 	TenantsFile string
+
+	// Limits of every command (--exec-memory, --exec-pids, --exec-cpu,
+	// --exec-timeout) and its network (--exec-network, default host).
+	ExecLimits  agentbe.ResourceLimits
+	ExecNetwork agentbe.Network
 
 	// AllowDefaultSSHPassword (--allow-default-ssh-password) accepts
 	// --conventional-ssh with an account whose password is the published
@@ -101,6 +107,11 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		"--acp-agents-file": &agentsFile, "--acp-agent": &agentFlag, "--log-level": &logLevel,
 		"--tenants":    &cfg.TenantsFile,
 		"--log-format": &cfg.LogFormat, "--audit-log": &cfg.AuditLog,
+	}
+	execValues := map[string]*string{}
+	for _, name := range execLimitFlags {
+		execValues[name] = new(string)
+		strFlags[name] = execValues[name]
 	}
 	caps := capFlags(&cfg)
 	capValues := map[string]*string{}
@@ -172,6 +183,16 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 			return cfg, fmt.Errorf("%s must be an integer between 1 and %d, got %q", name, maxCap, *capValues[name])
 		}
 		*dst = n
+	}
+	given := map[string]string{}
+	for name, v := range execValues {
+		if seen[name] {
+			given[name] = *v
+		}
+	}
+	var err error
+	if cfg.ExecLimits, cfg.ExecNetwork, err = parseExecLimits(given); err != nil {
+		return cfg, err
 	}
 	switch cfg.Isolation {
 	case "auto", "bwrap", "software", "none":

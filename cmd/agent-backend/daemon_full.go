@@ -57,6 +57,9 @@ func runFullDaemon(ctx context.Context, cfg daemonConfig, stdout, stderr io.Writ
 		MaxChannelsPerConn: cfg.MaxChannelsPerConn,
 		MaxUploads:         cfg.MaxUploads,
 		TenantsFile:        cfg.TenantsFile,
+
+		ExecLimits:  cfg.ExecLimits,
+		ExecNetwork: cfg.ExecNetwork,
 	}
 	if cfg.ConventionalSSH {
 		dc.Conventional = sshdConfig(cfg, log)

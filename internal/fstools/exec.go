@@ -3,6 +3,7 @@ package fstools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -54,11 +55,18 @@ var execTool = mcp.Tool{
 		"tasks/cancel kills the command's process group.",
 	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 		`"command":{"type":"string","description":"The shell command line"},` +
-		`"env":{"type":"object","additionalProperties":{"type":"string"},"description":"Extra environment variables for this command"}},` +
+		`"env":{"type":"object","additionalProperties":{"type":"string"},"description":"Extra environment variables for this command"},` +
+		`"timeout":{"type":"number","exclusiveMinimum":0,"description":"Seconds after which the command is stopped; it can only shorten the server's own time limit"}},` +
 		`"required":["command"]}`),
 	Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(true), IdempotentHint: ptr(false), OpenWorldHint: ptr(true)},
 	LongRunning: true,
 }
+
+// errExecTimeout ends the context of an exec call whose timeout argument
+// ran out; maxExecTimeout bounds that argument (a day).
+var errExecTimeout = errors.New("exec timeout")
+
+const maxExecTimeout = 24 * time.Hour
 
 // serveExec runs the exec tool of the TypeScript agent-backend daemon
 // through run. Its results follow the reference: the trimmed standard
@@ -68,7 +76,10 @@ var execTool = mcp.Tool{
 // wrote both ("\n\nstdout:\n<stdout, trimmed>"); "Command cannot be empty"
 // for a blank command. The text is kept within the exec output limit,
 // escaped (Limits.ExecOutputBytes). Cancelling the request cancels ctx,
-// which run must honour by killing the command.
+// which run must honour by killing the command. An optional "timeout"
+// (seconds) ends ctx sooner: the command is stopped and the result says
+// "LIMIT_EXCEEDED: time limit exceeded", as the backend says of its own
+// limits (which a timeout cannot lengthen: both apply).
 //
 // While the command runs, its output goes to call.Output when set (a task
 // shows the last of it), and call.Progress, when set, is called every
@@ -77,11 +88,21 @@ func serveExec(ctx context.Context, run ExecFunc, call mcp.ToolCall, lim resultL
 	a := decodeArgs("exec", call.Arguments)
 	command := a.str("command", true)
 	env := a.env("env")
+	timeout, hasTimeout := a.num("timeout")
 	if err := a.err(); err != nil {
 		return errResult(err)
 	}
 	if strings.TrimSpace(command) == "" {
 		return mcp.ErrorResult("Command cannot be empty"), nil
+	}
+	if hasTimeout {
+		if !(timeout > 0) || timeout > maxExecTimeout.Seconds() {
+			return mcp.ErrorResult("timeout must be a positive number of seconds (at most " +
+				strconv.Itoa(int(maxExecTimeout.Seconds())) + ")"), nil
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(timeout*float64(time.Second)), errExecTimeout)
+		defer cancel()
 	}
 	var out *execOutput
 	if call.Output != nil || call.Progress != nil {
@@ -104,6 +125,11 @@ func serveExec(ctx context.Context, run ExecFunc, call mcp.ToolCall, lim resultL
 		stop()
 	}
 	budget := lim.single()
+	if hasTimeout && context.Cause(ctx) == errExecTimeout {
+		// The same words as the backend's own time limit.
+		return mcp.ErrorResult("LIMIT_EXCEEDED: time limit exceeded (timeout " +
+			strconv.FormatFloat(timeout, 'g', -1, 64) + "s); the command was stopped"), nil
+	}
 	if err != nil {
 		msg := err.Error()
 		if jsonraw.EscapedLen(msg, budget) > budget {

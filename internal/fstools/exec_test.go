@@ -145,3 +145,54 @@ func TestExecProgressAndOutput(t *testing.T) {
 		t.Fatalf("writer %T without a watcher", gotOut)
 	}
 }
+
+// TestExecToolTimeout: the optional timeout ends the command's context
+// (the runner kills it) and the result names the time limit; a runner's
+// own LIMIT_EXCEEDED error is passed on as it is.
+func TestExecToolTimeout(t *testing.T) {
+	var deadline time.Duration
+	tool, h := newExecTool(func(ctx context.Context, command string, env map[string]string) (ExecResult, error) {
+		if d, ok := ctx.Deadline(); ok {
+			deadline = time.Until(d)
+		}
+		switch command {
+		case "sleep":
+			<-ctx.Done()
+			return ExecResult{}, ctx.Err()
+		case "oom":
+			return ExecResult{}, errors.New("agentbe: exec: LIMIT_EXCEEDED: memory limit exceeded (64 MiB per command); the command was stopped")
+		}
+		return ExecResult{Stdout: []byte("done")}, nil
+	}, Limits{})
+	var schema struct {
+		Properties map[string]struct{ Type string } `json:"properties"`
+	}
+	if json.Unmarshal(tool.InputSchema, &schema); schema.Properties["timeout"].Type != "number" {
+		t.Fatalf("schema %s", tool.InputSchema)
+	}
+	cases := []struct {
+		args    string
+		want    string
+		isError bool
+	}{
+		{`{"command":"sleep","timeout":0.05}`, "LIMIT_EXCEEDED: time limit exceeded (timeout 0.05s); the command was stopped", true},
+		{`{"command":"oom","timeout":10}`, "agentbe: exec: LIMIT_EXCEEDED: memory limit exceeded (64 MiB per command); the command was stopped", true},
+		{`{"command":"quick","timeout":30}`, "done", false},
+		{`{"command":"quick","timeout":0}`, "timeout must be a positive number of seconds (at most 86400)", true},
+		{`{"command":"quick","timeout":-1}`, "timeout must be a positive number of seconds (at most 86400)", true},
+		{`{"command":"quick","timeout":1e9}`, "timeout must be a positive number of seconds (at most 86400)", true},
+		{`{"command":"quick","timeout":"5"}`, "MCP error -32602: Input validation error: Invalid arguments for tool exec: Invalid input: expected number, received string at timeout", true},
+	}
+	for _, c := range cases {
+		res, err := h(context.Background(), json.RawMessage(c.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError != c.isError || res.Content[0].Text != c.want {
+			t.Errorf("%s: got %q (error %v), want %q", c.args, res.Content[0].Text, res.IsError, c.want)
+		}
+	}
+	if deadline <= 0 || deadline > 30*time.Second {
+		t.Fatalf("the timeout did not reach the runner's context: %v", deadline)
+	}
+}
