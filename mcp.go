@@ -19,7 +19,8 @@ const Version = "0.1.0"
 
 // NewMCPServer returns an MCP server exposing b's workspace: the 14 tools of
 // the official filesystem server and, when b executes commands, exec (which
-// runs through b.Exec, so b's safety check and isolation apply). It has the
+// runs through b.Exec, so b's safety check and isolation apply) and grep
+// (Grep: a content search that runs no program). It has the
 // default options; see NewMCPServerWith.
 func NewMCPServer(b Backend) *mcp.Server { return NewMCPServerWith(b, MCPServerOptions{}) }
 
@@ -57,7 +58,11 @@ func NewMCPServerWith(b Backend, opts MCPServerOptions) *mcp.Server {
 		}
 	}
 	lim := fstools.Limits{MessageBytes: opts.MessageLimit(), ExecOutputBytes: opts.MaxExecOutputBytes}
-	return mcp.NewServer(serverInfo, opts.ServerOptions, fstools.Tools(run != nil), fstools.Handler(toolsWorkspace(b), run, lim))
+	tools, handler := fstools.Tools(run != nil), fstools.Handler(toolsWorkspace(b), run, lim)
+	if run != nil { // grep beside exec, as the reference registers them (see grep_mcp.go)
+		tools, handler = fstools.WithGrep(handler, grepTool(b), lim)
+	}
+	return mcp.NewServer(serverInfo, opts.ServerOptions, tools, handler)
 }
 
 var serverInfo = mcp.Implementation{Name: "agent-backend", Version: Version}
