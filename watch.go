@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbe/agent-backend/internal/watch"
-	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
 // Watch errors, matched with errors.Is.
@@ -219,11 +219,15 @@ func Watch(ctx context.Context, b Backend, p string, opts WatchOptions) (*Watche
 // closed by Destroy.
 var watchHubs sync.Map // *lifecycle → *watch.Hub
 
+// watchConfig bounds the feeds of the hubs made from now on (nil: the
+// defaults); tests shrink it.
+var watchConfig atomic.Pointer[watch.Config]
+
 func (l *Local) watchHub() (*watch.Hub, error) {
 	if h, ok := watchHubs.Load(l.life); ok {
 		return h.(*watch.Hub), nil
 	}
-	h := watch.NewHub(nil)
+	h := watch.NewHub(watchConfig.Load())
 	if got, loaded := watchHubs.LoadOrStore(l.life, h); loaded {
 		h.Close()
 		return got.(*watch.Hub), nil
@@ -316,7 +320,15 @@ type localWatch struct {
 
 // join maps a path relative to the watched directory to one relative to
 // the backend root.
-func (w *localWatch) join(p string) string { return wspath.Join(w.prefix, p) }
+func (w *localWatch) join(p string) string {
+	switch {
+	case w.prefix == ".":
+		return p
+	case p == ".":
+		return w.prefix
+	}
+	return w.prefix + "/" + p
+}
 
 func (w *localWatch) convert(ev watch.Event) ChangeEvent {
 	c := ChangeEvent{Seq: ev.Seq, Path: w.join(ev.Path), IsDir: ev.Kind == watch.KindDir,
@@ -371,8 +383,10 @@ func (w *localWatch) next(ctx context.Context) (ChangeEvent, error) {
 		evs, err := w.feed.Wait(ctx, after, 256)
 		switch {
 		case errors.Is(err, watch.ErrCursorTooOld):
+			// Go on with the oldest event still kept: the rescan covers
+			// what was lost, nothing kept is skipped.
 			w.mu.Lock()
-			w.seq = w.feed.Seq()
+			w.seq = w.feed.Stats().Oldest - 1
 			w.pending = append(w.pending, ChangeEvent{Seq: w.seq, Kind: ChangeRescan, Path: w.join("."),
 				Note: "cursor too old: changes were missed", Time: time.Now()})
 			w.mu.Unlock()
