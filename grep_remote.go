@@ -42,7 +42,7 @@ func (r *Remote) grep(ctx context.Context, opts GrepOptions) (*GrepResult, error
 	if opts.Timeout > 0 {
 		req.Header.Set("X-Grep-Timeout-Ms", fmt.Sprint(opts.Timeout.Milliseconds()))
 	}
-	resp, err := (&http.Client{Transport: mcpTransport{r.core.httpTransport()}}).Do(req)
+	resp, err := (&http.Client{Transport: r.core.httpTransport()}).Do(req)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -80,6 +80,10 @@ func (r *Remote) grep(ctx context.Context, opts GrepOptions) (*GrepResult, error
 	e := &Error{Code: ErrorCode(we.Code), Op: "grep", Path: opts.Path, Backend: KindRemote}
 	var cause error
 	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden && e.Code != CodePathEscape:
+		e.Code = CodeInvalidConfiguration
+		e.Err = fmt.Errorf("%w: the daemon refused the request (HTTP %d: %s)", ErrUnauthorized, resp.StatusCode, msg)
+		return nil, e
 	case resp.StatusCode == http.StatusNotImplemented:
 		e.Code, cause = CodeNotImplemented, ErrNotImplemented
 	case e.Code == CodePathEscape:
