@@ -77,7 +77,9 @@ func TestGrepBackends(t *testing.T) {
 // stops, keeps what it found and says so; a cancelled one stops too.
 func TestGrepBoundedAndCancellable(t *testing.T) {
 	ctx := context.Background()
-	l := newWatchLocal(t)
+	l, err := agentbe.NewLocal(agentbe.LocalConfig{RootDir: t.TempDir()})
+	must(t, err)
+	defer l.Destroy(ctx)
 	for i := range 300 {
 		must(t, l.Write(ctx, fmt.Sprintf("d/%03d.txt", i), []byte(strings.Repeat("match line\n", 50))))
 	}
