@@ -276,6 +276,9 @@ func TestWatchRemoteSurfaces(t *testing.T) {
 		c.Reconnect = agentbe.ReconnectConfig{InitialDelay: 20 * time.Millisecond, MaxDelay: 200 * time.Millisecond, MaxRetries: 50}
 	})
 	w := watchOf(t, r, ".", agentbe.WatchOptions{})
+	if !strings.HasSuffix(w.Cursor(), ":0") || w.ID() == "" {
+		t.Fatalf("cursor of a new Remote watcher: %q", w.Cursor())
+	}
 
 	must(t, r.Write(ctx, "sftp.txt", []byte("sftp")))
 	until(t, w, "SFTP write", changed("sftp.txt"))
@@ -330,5 +333,15 @@ func TestWatchRemoteSurfaces(t *testing.T) {
 		if !got[fmt.Sprintf("during%02d.txt", i)] {
 			t.Fatalf("during%02d.txt lost across the reconnection: %v", i, seen)
 		}
+	}
+
+	// A new Remote watcher resumes from the first one's cursor, and
+	// Since answers from what it received.
+	cur := w.Cursor()
+	must(t, os.WriteFile(filepath.Join(d.root, "later.txt"), nil, 0o644))
+	w2 := watchOf(t, r, ".", agentbe.WatchOptions{Cursor: cur})
+	until(t, w2, "resumed from a cursor", changed("later.txt"))
+	if evs, err := w2.Since(last); err != nil || len(evs) == 0 {
+		t.Fatalf("Since(%d) = %v, %v", last, evs, err)
 	}
 }

@@ -48,7 +48,7 @@ func (r *Remote) watch(ctx context.Context, p string, opts WatchOptions) (*Watch
 		return nil, &Error{Code: CodePathEscape, Op: "watch", Path: p, Backend: KindRemote, Err: err}
 	}
 	w := &remoteWatch{r: r, p: p, rel: rel, last: opts.Cursor, events: make(chan remoteItem, 64),
-		done: make(chan struct{}), stopped: make(chan struct{})}
+		done: make(chan struct{}), stopped: make(chan struct{}), ready: make(chan struct{})}
 	if opts.Budget != nil {
 		// The daemon decides the budget of the watches it runs.
 		w.budgetIgnored = true
@@ -59,6 +59,13 @@ func (r *Remote) watch(ctx context.Context, p string, opts WatchOptions) (*Watch
 	}
 	w.untrack = r.core.life.track(closerFunc(w.close))
 	go w.run(body)
+	select {
+	case <-w.ready:
+	case <-w.stopped:
+	case <-ctx.Done():
+		w.close()
+		return nil, ctx.Err()
+	}
 	return &Watcher{src: w}, nil
 }
 
@@ -73,6 +80,9 @@ type remoteWatch struct {
 	done    chan struct{} // closed by close
 	stopped chan struct{} // closed when run returns
 	once    sync.Once
+	// ready is closed when the first stream said where it starts.
+	ready     chan struct{}
+	readyOnce sync.Once
 
 	mu   sync.Mutex
 	last string // Last-Event-ID: the cursor after the last event received
@@ -290,6 +300,20 @@ func (w *remoteWatch) dispatch(id, event string, data []byte) error {
 	var it remoteItem
 	switch event {
 	case "ready":
+		// The stream's start: the Watcher's position until its first
+		// event (a resumed stream starts where the Watcher is).
+		fid, seq, err := ParseWatchCursor(id)
+		if err != nil {
+			return fmt.Errorf("watch: bad event id %q from the daemon", id)
+		}
+		w.mu.Lock()
+		if w.curID == "" {
+			w.curID, w.curSeq = fid, seq
+		}
+		w.last = id
+		w.mu.Unlock()
+		w.readyOnce.Do(func() { close(w.ready) })
+		return nil
 	case "ended":
 		var e struct {
 			Note string `json:"note"`
