@@ -14,6 +14,7 @@ import (
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // watchTimeout bounds how long a test waits for an event it expects; it
@@ -344,4 +345,24 @@ func TestWatchRemoteSurfaces(t *testing.T) {
 	if evs, err := w2.Since(last); err != nil || len(evs) == 0 {
 		t.Fatalf("Since(%d) = %v, %v", last, evs, err)
 	}
+}
+
+// TestWatchSandboxedCommand: a command run under bwrap writes through
+// the sandbox's bind mount of the workspace; the feed sees it like any
+// other write, and a scope's watcher reports it relative to the scope.
+func TestWatchSandboxedCommand(t *testing.T) {
+	ctx := context.Background()
+	l, err := agentbe.NewLocal(agentbe.LocalConfig{RootDir: t.TempDir(), Isolation: agentbe.IsolationBwrap})
+	if err != nil {
+		testenv.Require(t, false, fmt.Sprintf("a usable bwrap (%v)", err))
+	}
+	defer l.Destroy(ctx)
+	s, err := l.Scope("job", agentbe.ScopeOptions{})
+	must(t, err)
+	w := watchOf(t, s, ".", agentbe.WatchOptions{})
+	_, err = s.Exec(ctx, "mkdir -p out && echo built > out/result.txt && mv out/result.txt out/final.txt", agentbe.ExecOptions{})
+	must(t, err)
+	until(t, w, "sandboxed command", func(ev agentbe.ChangeEvent) bool {
+		return ev.Kind == agentbe.ChangeRenamed && ev.OldPath == "out/result.txt" && ev.Path == "out/final.txt"
+	})
 }
