@@ -268,8 +268,12 @@ func (s *Server) fsWatch(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// maxGrepBody bounds a POST /v1/fs/grep body.
-const maxGrepBody = 1 << 20
+// maxGrepBody bounds a POST /v1/fs/grep body; maxGrepTimeout the time a
+// client may give a search (the engine's default, 30 s).
+const (
+	maxGrepBody    = 1 << 20
+	maxGrepTimeout = 30 * time.Second
+)
 
 // fsGrep answers POST /v1/fs/grep: the body is the grep tool's arguments
 // (agentbe.GrepOptions as JSON), the answer an agentbe.GrepResult. A
@@ -303,7 +307,7 @@ func (s *Server) fsGrep(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ms, err := strconv.Atoi(r.Header.Get("X-Grep-Timeout-Ms")); err == nil && ms > 0 {
-		opts.Timeout = time.Duration(ms) * time.Millisecond
+		opts.Timeout = min(time.Duration(ms)*time.Millisecond, maxGrepTimeout)
 	}
 	res, err := agentbe.Grep(r.Context(), b, opts)
 	if err != nil {
