@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -116,44 +115,6 @@ func (ws *watchState) closeAll() {
 // watchTenant is the tenant a request's watches count against. The
 // daemon has one tenant today; the key is where tenants plug in.
 func (s *Server) watchTenant(r *http.Request) string { return "" }
-
-// v1Problem answers a /v1 route of ours with application/problem+json:
-// the status, a title, the detail and, when known, the agentbe error code.
-func v1Problem(w http.ResponseWriter, status int, title, detail, code string, extra map[string]any) {
-	body := map[string]any{"type": "about:blank", "title": title, "status": status, "detail": detail}
-	if code != "" {
-		body["code"] = code
-	}
-	for k, v := range extra {
-		body[k] = v
-	}
-	b, _ := json.Marshal(body)
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
-}
-
-// v1Backend checks X-Root-Dir as /mcp does and returns the request's
-// backend (requestBackend), or answers the refusal itself.
-func (s *Server) v1Backend(w http.ResponseWriter, r *http.Request) (agentbe.Backend, string, func(), bool) {
-	if want, ok := r.Header["X-Root-Dir"]; ok && len(want) > 0 && want[0] != "undefined" && !s.rootMatches(want[0]) {
-		v1Problem(w, http.StatusForbidden, "Root directory mismatch", "Server is configured for "+s.rootDir+", not "+want[0], "", nil)
-		return nil, "", nil, false
-	}
-	header := r.Header.Get("X-Scope-Path")
-	b, release, err := s.requestBackend(r.Context(), header)
-	var refused *scopeRefusal
-	switch {
-	case errors.As(err, &refused):
-		v1Problem(w, http.StatusBadRequest, refused.title, refused.detail, "", nil)
-		return nil, "", nil, false
-	case err != nil:
-		v1Problem(w, http.StatusInternalServerError, "Internal Server Error", "the scope could not be opened", "", nil)
-		return nil, "", nil, false
-	}
-	scope, _ := s.requestScopePath(header)
-	return b, scope, release, true
-}
 
 // fsWatch answers GET /v1/fs/watch?path=DIR (default: the root) with a
 // stream of server-sent events: first "ready" (its id is the cursor the
@@ -266,67 +227,4 @@ func (s *Server) fsWatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-// maxGrepBody bounds a POST /v1/fs/grep body; maxGrepTimeout the time a
-// client may give a search (the engine's default, 30 s).
-const (
-	maxGrepBody    = 1 << 20
-	maxGrepTimeout = 30 * time.Second
-)
-
-// fsGrep answers POST /v1/fs/grep: the body is the grep tool's arguments
-// (agentbe.GrepOptions as JSON), the answer an agentbe.GrepResult. A
-// search that fails answers problem+json with the agentbe code and the
-// tool's text (400 for an invalid pattern, glob or type; 403 for a path
-// out of the workspace; 404 for a missing path). Header X-Grep-Timeout-Ms
-// shortens the search's time bound (30 s at most).
-func (s *Server) fsGrep(w http.ResponseWriter, r *http.Request) {
-	b, _, release, ok := s.v1Backend(w, r)
-	if !ok {
-		return
-	}
-	defer release()
-	var opts agentbe.GrepOptions
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxGrepBody))
-	if err := dec.Decode(&opts); err != nil {
-		v1Problem(w, http.StatusBadRequest, "Invalid Request", "invalid request: the body must be the grep arguments as JSON: "+err.Error(),
-			string(agentbe.CodeInvalidConfiguration), nil)
-		return
-	}
-	switch opts.OutputMode {
-	case "", "files_with_matches", "count", "content":
-	default:
-		v1Problem(w, http.StatusBadRequest, "Invalid Request", `invalid request: outputMode must be one of "content", "files_with_matches", "count"`,
-			string(agentbe.CodeInvalidConfiguration), nil)
-		return
-	}
-	if opts.ContextBefore < 0 || opts.ContextAfter < 0 || opts.HeadLimit < 0 {
-		v1Problem(w, http.StatusBadRequest, "Invalid Request", "invalid request: contextBefore, contextAfter and headLimit must not be negative",
-			string(agentbe.CodeInvalidConfiguration), nil)
-		return
-	}
-	if ms, err := strconv.Atoi(r.Header.Get("X-Grep-Timeout-Ms")); err == nil && ms > 0 {
-		opts.Timeout = min(time.Duration(ms)*time.Millisecond, maxGrepTimeout)
-	}
-	res, err := agentbe.Grep(r.Context(), b, opts)
-	if err != nil {
-		status, title := http.StatusInternalServerError, "Search failed"
-		switch {
-		case errors.Is(err, agentbe.ErrPathEscape):
-			status, title = http.StatusForbidden, "Path escape"
-		case errors.Is(err, fs.ErrNotExist):
-			status, title = http.StatusNotFound, "Not Found"
-		case errors.Is(err, agentbe.ErrGrepInvalid):
-			status, title = http.StatusBadRequest, "Invalid Request"
-		case errors.Is(err, agentbe.ErrNotImplemented):
-			status, title = http.StatusNotImplemented, "Not supported"
-		case r.Context().Err() != nil:
-			return
-		}
-		text := agentbe.GrepToolText(err)
-		v1Problem(w, status, title, text, string(agentbe.CodeOf(err)), map[string]any{"text": text})
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
 }
