@@ -49,10 +49,8 @@ func (r *Remote) watch(ctx context.Context, p string, opts WatchOptions) (*Watch
 	}
 	w := &remoteWatch{r: r, p: p, rel: rel, last: opts.Cursor, events: make(chan remoteItem, 64),
 		done: make(chan struct{}), stopped: make(chan struct{}), ready: make(chan struct{})}
-	if opts.Budget != nil {
-		// The daemon decides the budget of the watches it runs.
-		w.budgetIgnored = true
-	}
+	// opts.Budget does not apply: the daemon decides the budget of the
+	// watches it runs.
 	body, err := w.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -71,10 +69,9 @@ func (r *Remote) watch(ctx context.Context, p string, opts WatchOptions) (*Watch
 
 // remoteWatch is a Watcher on the daemon's watch route.
 type remoteWatch struct {
-	r             *Remote
-	p, rel        string
-	budgetIgnored bool
-	untrack       func()
+	r       *Remote
+	p, rel  string
+	untrack func()
 
 	events  chan remoteItem
 	done    chan struct{} // closed by close
@@ -215,7 +212,7 @@ func (w *remoteWatch) run(body io.ReadCloser) {
 		// reconnects its SSH connection.
 		var cerr error
 		body = nil
-		for n := 0; core.cfg.Reconnect.Disabled == false && (core.maxRetries() == 0 || n < core.maxRetries()); n++ {
+		for n := 0; !core.cfg.Reconnect.Disabled && (core.maxRetries() == 0 || n < core.maxRetries()); n++ {
 			select {
 			case <-w.done:
 				w.stop(fmt.Errorf("agentbe: watch: %w: closed", ErrWatchEnded))
