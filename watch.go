@@ -284,7 +284,7 @@ func (l *Local) watch(ctx context.Context, p string, opts WatchOptions) (*Watche
 		if errors.Is(err, fs.ErrNotExist) {
 			err = &fs.PathError{Op: "watch", Path: p, Err: fs.ErrNotExist}
 		} else if errors.Is(err, watch.ErrSymlink) {
-			err = errors.Join(ErrPathEscape, err)
+			err = &fs.PathError{Op: "watch", Path: p, Err: &textError{msg: watch.ErrSymlink.Error(), is: ErrPathEscape}}
 		}
 		return fail(err)
 	}

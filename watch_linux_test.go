@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -230,10 +231,14 @@ func TestWatchScopeConfined(t *testing.T) {
 			t.Fatalf("event outside the scope surfaced: %+v (all: %v)", ev, seen)
 		}
 	}
-	for _, p := range []string{"out", "up", "../sibling", "/etc"} {
-		if _, err := agentbe.Watch(ctx, s, p, agentbe.WatchOptions{}); err == nil {
-			t.Fatalf("watching %q from the scope succeeded", p)
+	for _, p := range []string{"out", "up", "../sibling", "up/x"} {
+		if _, err := agentbe.Watch(ctx, s, p, agentbe.WatchOptions{}); !errors.Is(err, agentbe.ErrPathEscape) || agentbe.CodeOf(err) != agentbe.CodePathEscape {
+			t.Fatalf("watching %q from the scope: %v", p, err)
 		}
+	}
+	// An absolute path is a path of the scope: /etc is the scope's etc.
+	if _, err := agentbe.Watch(ctx, s, "/etc", agentbe.WatchOptions{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("watching /etc from the scope: %v", err)
 	}
 }
 

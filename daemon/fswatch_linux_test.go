@@ -166,6 +166,25 @@ func TestWatchRoute(t *testing.T) {
 	if first.Seq != 1 {
 		t.Fatalf("scoped stream saw other events before: %+v", first)
 	}
+
+	// A link out of the scope cannot be watched, whatever it names.
+	outside := t.TempDir()
+	must(t, os.Symlink(outside, filepath.Join(root, "sc", "out")))
+	must(t, os.Symlink("..", filepath.Join(root, "sc", "up")))
+	for _, p := range []string{"out", "up", "in/../..", "/"} {
+		resp, _ := openWatch(t, d, "?path="+p, "Authorization", "Bearer tok", "X-Scope-Path", "sc")
+		if p == "/" { // the scope's root, as an absolute workspace path
+			if resp.StatusCode != 200 {
+				t.Fatalf("/: %d", resp.StatusCode)
+			}
+			resp.Body.Close()
+			continue
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "PATH_ESCAPE_ATTEMPT") || strings.Contains(string(b), outside) {
+			t.Fatalf("%s: %d %s", p, resp.StatusCode, b)
+		}
+	}
 }
 
 // TestWatchRouteStreamLimit: streams beyond MaxWatchStreams get 503.
