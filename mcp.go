@@ -14,9 +14,6 @@ import (
 	"github.com/agentbe/agent-backend/mcp"
 )
 
-// Version is the agentbe version reported to MCP clients and by the daemon.
-const Version = "0.1.0"
-
 // NewMCPServer returns an MCP server exposing b's workspace: the 14 tools of
 // the official filesystem server and, when b executes commands, exec (which
 // runs through b.Exec, so b's safety check and isolation apply) and grep
@@ -42,11 +39,27 @@ type MCPServerOptions struct {
 func NewMCPServerWith(b Backend, opts MCPServerOptions) *mcp.Server {
 	var run fstools.ExecFunc
 	if Executes(b) {
-		run = func(ctx context.Context, command string, env map[string]string) (fstools.ExecResult, error) {
-			out, err := b.Exec(ctx, command, ExecOptions{Env: env})
+		run = func(ctx context.Context, command string, env map[string]string, output io.Writer) (fstools.ExecResult, error) {
+			eo := ExecOptions{Env: env}
+			var stdout, stderr *procs.CapBuffer
+			if output != nil {
+				// Watched while it runs (progress, a task's output so
+				// far): stream both, and collect them here, as Exec does
+				// not when they stream.
+				stdout = &procs.CapBuffer{Max: max(DefaultMaxOutputBytes, opts.MessageLimit())}
+				stderr = &procs.CapBuffer{Max: maxStderrKept}
+				eo.Stdout, eo.Stderr = io.MultiWriter(stdout, output), io.MultiWriter(stderr, output)
+			}
+			out, err := b.Exec(ctx, command, eo)
+			if stdout != nil {
+				out = stdout.Result()
+			}
 			res := fstools.ExecResult{Stdout: out}
 			if xe := exitErrorOf(err); xe != nil {
 				res = fstools.ExecResult{Stdout: xe.Stdout, Stderr: xe.Stderr, ExitCode: xe.ExitCode}
+				if stdout != nil {
+					res.Stdout, res.Stderr = out, stderr.Bytes()
+				}
 				err = nil
 			} else if err != nil {
 				return fstools.ExecResult{}, err

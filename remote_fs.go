@@ -35,10 +35,30 @@ func (r *Remote) linkOp(ctx context.Context, op, p string, fn func(ctx context.C
 	return r.fail(op, p, l, fn(ctx, l, rp))
 }
 
-// sftpOp is linkOp for fn that needs only the link's SFTP client.
+// sftpOp is linkOp for fn that needs only an SFTP client: the session of
+// this Remote (see sftpFor), held while fn runs.
 func (r *Remote) sftpOp(ctx context.Context, op, p string, fn func(ctx context.Context, c *sftpjail.Client, rp string) error) error {
+	return r.sftpOpHeld(ctx, op, p, func(ctx context.Context, c *sftpjail.Client, rp string, hold func() func()) error {
+		return fn(ctx, c, rp)
+	})
+}
+
+// sftpOpHeld is sftpOp for fn whose result keeps using the session after
+// it returns (a reader, a writer): hold returns the release that its Close
+// calls instead.
+func (r *Remote) sftpOpHeld(ctx context.Context, op, p string, fn func(ctx context.Context, c *sftpjail.Client, rp string, hold func() func()) error) error {
 	return r.linkOp(ctx, op, p, func(ctx context.Context, l *remoteLink, rp string) error {
-		return fn(ctx, l.sftp, rp)
+		c, _, release, err := r.sftpFor(ctx, l)
+		if err != nil {
+			return err
+		}
+		held := false
+		defer func() {
+			if !held {
+				release()
+			}
+		}()
+		return fn(ctx, c, rp, func() func() { held = true; return release })
 	})
 }
 
@@ -141,14 +161,14 @@ func (r *Remote) Write(ctx context.Context, p string, data []byte) error {
 // Open streams the file p (many reads in flight; see sftpjail.File).
 func (r *Remote) Open(ctx context.Context, p string) (rc io.ReadCloser, err error) {
 	done := r.logBegin("open", p)
-	err = r.sftpOp(ctx, "open", p, func(_ context.Context, c *sftpjail.Client, rp string) error {
+	err = r.sftpOpHeld(ctx, "open", p, func(_ context.Context, c *sftpjail.Client, rp string, hold func() func()) error {
 		// The file outlives this call: its context is the caller's, not the
 		// operation timeout's.
 		f, err := c.Open(ctx, rp)
 		if err != nil {
 			return err
 		}
-		rc = &remoteReader{f: f, wrap: func(err error) error { return r.wrapErr("open", p, err) }}
+		rc = &remoteReader{f: f, wrap: func(err error) error { return r.wrapErr("open", p, err) }, release: hold()}
 		return nil
 	})
 	done(err)
@@ -158,8 +178,9 @@ func (r *Remote) Open(ctx context.Context, p string) (rc io.ReadCloser, err erro
 // remoteReader is a file opened by Remote.Open: its errors are *Error
 // values (CONNECTION_CLOSED when the link went down), io.EOF aside.
 type remoteReader struct {
-	f    *sftpjail.File
-	wrap func(error) error
+	f       *sftpjail.File
+	wrap    func(error) error
+	release func() // of the SFTP session (idempotent)
 }
 
 func (r *remoteReader) wrapErr(err error) error {
@@ -180,18 +201,23 @@ func (r *remoteReader) WriteTo(w io.Writer) (int64, error) {
 	return n, r.wrapErr(err)
 }
 
-func (r *remoteReader) Close() error { return r.wrapErr(r.f.Close()) }
+func (r *remoteReader) Close() error {
+	err := r.f.Close()
+	r.release()
+	return r.wrapErr(err)
+}
 
 // Create returns a writer whose content replaces p atomically when Close
 // returns nil; cancelling ctx or a failed write abandons it and leaves p as
 // it was.
 func (r *Remote) Create(ctx context.Context, p string) (wc io.WriteCloser, err error) {
 	done := r.logBegin("create", p)
-	err = r.sftpOp(ctx, "create", p, func(_ context.Context, c *sftpjail.Client, rp string) error {
+	err = r.sftpOpHeld(ctx, "create", p, func(_ context.Context, c *sftpjail.Client, rp string, hold func() func()) error {
 		w, err := remoteCreate(ctx, r.core, c, rp)
 		if err != nil {
 			return err
 		}
+		w.release = hold()
 		w.wrap = func(err error) error { return r.wrapErr("create", p, err) }
 		w.done = done
 		wc = w
@@ -363,12 +389,17 @@ func (r *Remote) Touch(ctx context.Context, p string) error {
 func (r *Remote) RealPath(ctx context.Context, p string) (real string, err error) {
 	done := r.logBegin("realpath", p)
 	err = r.linkOp(ctx, "realpath", p, func(ctx context.Context, l *remoteLink, rp string) error {
-		got, err := l.sftp.RealPath(ctx, rp)
+		c, presented, release, err := r.sftpFor(ctx, l)
+		if err != nil {
+			return err
+		}
+		defer release()
+		got, err := c.RealPath(ctx, rp)
 		if err != nil {
 			return err
 		}
 		var ok bool
-		if real, ok = r.fromPresented(l, got); !ok {
+		if real, ok = r.fromPresented(presented, got); !ok {
 			real = ""
 			return ErrPathEscape
 		}
@@ -379,9 +410,9 @@ func (r *Remote) RealPath(ctx context.Context, p string) (real string, err error
 }
 
 // fromPresented maps a path as the daemon presents it back to a path under
-// this backend's RootDir; false when it lies outside.
-func (r *Remote) fromPresented(l *remoteLink, got string) (string, bool) {
-	presented := wspath.Join(l.presentedRoot, r.rel)
+// this backend's RootDir, which the daemon presents as presented; false
+// when it lies outside.
+func (r *Remote) fromPresented(presented, got string) (string, bool) {
 	if !inside(got, presented) {
 		return "", false
 	}
@@ -403,6 +434,9 @@ type remoteWriter struct {
 	mode   fs.FileMode // of the replaced file, 0 if new
 	wrap   func(error) error
 	done   func(error)
+	// release lets go of the SFTP session once the writer is finished
+	// (nil while remoteCreate runs).
+	release func()
 
 	mu     sync.Mutex
 	closed bool
@@ -477,6 +511,7 @@ func (w *remoteWriter) commit() error {
 		return fs.ErrClosed
 	}
 	w.closed = true
+	defer w.finished()
 	err := w.f.Close()
 	if err == nil {
 		err = w.ctx.Err()
@@ -500,6 +535,15 @@ func (w *remoteWriter) abort() {
 		w.closed = true
 		w.f.Close()
 		w.removeTemp()
+		w.finished()
+	}
+}
+
+// finished releases the SFTP session; w.mu is held.
+func (w *remoteWriter) finished() {
+	if w.release != nil {
+		w.release()
+		w.release = nil
 	}
 }
 

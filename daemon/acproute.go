@@ -35,7 +35,7 @@ func (s *Server) newACPHandler() (*acp.Handler, error) {
 // details. The scope is released by the acp package: at the end of the
 // request, or when the ACP instance started on it ends.
 func (s *Server) acpBackend(r *http.Request) (agentbe.Backend, func(), error) {
-	b, release, err := s.requestBackend(r.Context(), r.Header.Get("X-Scope-Path"))
+	b, release, err := s.httpBackend(r)
 	var refused *scopeRefusal
 	switch {
 	case errors.As(err, &refused):

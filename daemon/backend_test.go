@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,7 @@ import (
 )
 
 // TestRequestBackend: the one rule of what a request works on, as every
-// route gets it: the static scope confines every request, a request
+// HTTP route gets it (requestScope, then requestBackend): the static scope confines every request, a request
 // without one may name its own, a refusal is a *scopeRefusal, and release
 // lets go of the scope it made.
 func TestRequestBackend(t *testing.T) {
@@ -38,7 +39,11 @@ func TestRequestBackend(t *testing.T) {
 		{static, "", "tenant", ""},
 		{static, "other", "", "Scope conflict"},
 	} {
-		b, release, err := c.d.requestBackend(ctx, c.header)
+		req := httptest.NewRequest(http.MethodGet, "/mcp", nil).WithContext(ctx)
+		if c.header != "" {
+			req.Header.Set("X-Scope-Path", c.header)
+		}
+		b, release, err := c.d.httpBackend(req)
 		var refused *scopeRefusal
 		switch {
 		case c.refused != "":

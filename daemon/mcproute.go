@@ -65,19 +65,32 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
 				"Server is configured for "+s.rootDir+", not "+want[0])
 		}
 	}
-	b, release, err := s.requestBackend(r.Context(), r.Header.Get("X-Scope-Path"))
+	b, release, err := s.httpBackend(r)
 	if err != nil {
 		return nil, nil, scopeError(err)
 	}
-	return agentbe.NewMCPServerWith(b, s.mcpOptions()), release, nil
+	opts := s.mcpOptions()
+	opts.TaskOwner = s.mcpTaskOwner(r)
+	return agentbe.NewMCPServerWith(b, opts), release, nil
 }
 
 // mcpOptions are the options of the MCP servers of /mcp: a tool's panic
-// is logged and counted like every panic the daemon recovers.
+// is logged and counted like every panic the daemon recovers, and long
+// exec calls may become tasks, kept in the daemon's one store.
 func (s *Server) mcpOptions() agentbe.MCPServerOptions {
 	return agentbe.MCPServerOptions{ServerOptions: mcp.ServerOptions{
 		OnPanic: func(tool string, v any) { s.panics.recovered("MCP tool "+tool, v) },
+		Tasks:   s.mcpTasks,
 	}}
+}
+
+// mcpTaskOwner is the key a request's MCP tasks are kept under: its
+// scope (normalized, "" for the whole workspace), so that a client
+// confined to one scope can neither see nor cancel another scope's tasks.
+// The request has passed requestBackend, so its scope is valid.
+func (s *Server) mcpTaskOwner(r *http.Request) string {
+	scope, _ := s.requestScopePath(r.Header.Get("X-Scope-Path"))
+	return "scope\x00" + scope
 }
 
 // rootMatches compares an X-Root-Dir value with the configured root;

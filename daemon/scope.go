@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/http"
 	"path"
 	"strconv"
 	"strings"
@@ -100,24 +101,18 @@ func usableScopeName(seg string) bool {
 	return !unicode.IsSpace(first) && !unicode.IsSpace(last)
 }
 
-// requestBackend is the one place that decides what a request works on:
-// the daemon's workspace, or the scope of it the request is confined to.
-// The static scope (Config.ScopePath) confines every request of every
-// route; without one, an HTTP request may name its own (header, the value
-// of X-Scope-Path; "" for none, and always "" for SSH), and no scope means
-// the whole workspace. A scope is opened for this request alone, with its
-// directory made, without following links (every route expects it to
-// exist); release, never nil, lets go of it once the request is done.
+// requestBackend is the one place that decides what a request works on,
+// given its scope (relative to the root, normalized, "" for the whole
+// workspace, as requestScope or an SSH channel's scope gives it): the
+// daemon's workspace, or that scope of it. A scope is opened for this
+// request alone, with its directory made, without following links (every
+// route expects it to exist); release, never nil, lets go of it once the
+// request is done.
 //
-// An error the request caused (a scope conflicting with the static one, an
-// invalid path, a link or a file where the scope's directory should be) is
-// a *scopeRefusal, which each route answers in its own words; any other
-// error is the daemon's own failure.
-func (s *Server) requestBackend(ctx context.Context, header string) (b agentbe.Backend, release func(), err error) {
-	scope, refused := s.requestScopePath(header)
-	if refused != nil {
-		return nil, nil, refused
-	}
+// An error the request caused (a link or a file where the scope's
+// directory should be, a traversal) is a *scopeRefusal, which each route
+// answers in its own words; any other error is the daemon's own failure.
+func (s *Server) requestBackend(ctx context.Context, scope string) (b agentbe.Backend, release func(), err error) {
 	if scope == "" {
 		return s.local, func() {}, nil
 	}
@@ -129,6 +124,24 @@ func (s *Server) requestBackend(ctx context.Context, header string) (b agentbe.B
 		return nil, nil, err
 	}
 	return sc, func() { sc.Destroy(context.Background()) }, nil
+}
+
+// httpBackend is requestBackend for an HTTP request: its scope is
+// requestScope's.
+func (s *Server) httpBackend(r *http.Request) (agentbe.Backend, func(), error) {
+	scope, refused := s.requestScope(r)
+	if refused != nil {
+		return nil, nil, refused
+	}
+	return s.requestBackend(r.Context(), scope)
+}
+
+// requestScope is the one place that decides the scope of an HTTP request
+// (an /ssh upgrade included, whose scope is then the SSH connection's):
+// the static scope, else the request's X-Scope-Path, else the whole
+// workspace ("").
+func (s *Server) requestScope(r *http.Request) (string, *scopeRefusal) {
+	return s.requestScopePath(r.Header.Get("X-Scope-Path"))
 }
 
 // scopeRefusal is a scope the daemon refuses a request (400 over HTTP):

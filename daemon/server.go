@@ -16,6 +16,7 @@ import (
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
 	"github.com/agentbe/agent-backend/internal/wsnet"
+	"github.com/agentbe/agent-backend/mcp"
 
 	"github.com/agentbe/agent-backend/internal/hostcheck"
 )
@@ -39,6 +40,8 @@ type Server struct {
 	allowedHosts []string
 	panics       *panicLog
 	ready        *readiness
+	// mcpTasks keeps the MCP tasks of /mcp (mcproute.go) across requests.
+	mcpTasks *mcp.TaskStore
 	// sweepStop cancels the start-up removal of stale temporary files;
 	// sweepDone is closed when it has ended.
 	sweepStop context.CancelFunc
@@ -73,7 +76,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
 		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: hostcheck.Normalize(cfg.AllowedHosts),
-		panics: &panicLog{log: cfg.Logger}}
+		panics: &panicLog{log: cfg.Logger}, mcpTasks: mcp.NewTaskStore(mcp.TaskOptions{})}
 	s.ready = newReadiness(s.rootDir, local, cfg.Logger)
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
@@ -195,7 +198,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) Close() error {
 	s.sweepStop()
 	<-s.sweepDone
-	s.acp.Close() // kills every agent process group
+	s.acp.Close()      // kills every agent process group
+	s.mcpTasks.Close() // and every command still running as an MCP task
 	if s.hostKey != nil {
 		<-s.hostKey.done
 	}

@@ -32,7 +32,9 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // sshRoute is WS /ssh. Authentication (?token= or the Authorization
 // header) is decided before the upgrade; a client that fails it still gets
 // the upgrade and then a close frame 4001 "Unauthorized", which is what the
-// TypeScript client expects. No Origin is required (CLI clients send none);
+// TypeScript client expects. An authorized upgrade's scope (requestScope:
+// X-Scope-Path, the static scope) confines the whole SSH connection; one
+// the daemon refuses is answered 400 before the upgrade. No Origin is required (CLI clients send none);
 // a web page's request (foreign Host or Origin without a token) was refused
 // before the upgrade by hostGuard.
 func (s *Server) sshRoute() http.Handler {
@@ -46,6 +48,17 @@ func (s *Server) sshRoute() http.Handler {
 			// Refused after the upgrade (close 4001), so the access line
 			// says 101: this line is what shows a client with a wrong token.
 			s.cfg.Logger.Info("daemon: /ssh refused", "reason", "invalid or missing token", "remote", r.RemoteAddr)
+		}
+		conn := &sshConn{}
+		if authorized {
+			// The connection's scope: every channel is confined to it.
+			scope, refused := s.requestScope(r)
+			if refused != nil {
+				s.cfg.Logger.Info("daemon: /ssh refused", "reason", refused.detail, "remote", r.RemoteAddr)
+				writeJSON(w, http.StatusBadRequest, errorBody{refused.title, refused.detail})
+				return
+			}
+			conn.scope = scope
 		}
 		rec := &hijackRecorder{ResponseWriter: w}
 		srv := websocket.Server{
@@ -65,7 +78,7 @@ func (s *Server) sshRoute() http.Handler {
 					return
 				}
 				defer s.ws.remove(c)
-				s.serveSSH(r.Context(), c)
+				s.serveSSH(r.Context(), c, conn)
 			},
 		}
 		srv.ServeHTTP(rec, r)

@@ -198,11 +198,11 @@ func (s *session) fsetstat(id uint32, d *decoder) *[]byte {
 	if a.Flags&attrACModTime != 0 {
 		if rc, err := h.f.SyscallConn(); err == nil {
 			tv := []syscall.Timeval{{Sec: int64(a.Atime)}, {Sec: int64(a.Mtime)}}
-			rc.Control(func(fd uintptr) { syscall.Futimes(int(fd), tv) }) // errors ignored, as daemon.md allows
+			rc.Control(func(fd uintptr) { syscall.Futimes(int(fd), tv) }) // errors ignored: best effort, as docs/daemon.md (SFTP) says
 		}
 	}
 	if a.Flags&attrUIDGID != 0 {
-		h.f.Chown(int(a.UID), int(a.GID)) // errors ignored, as daemon.md allows
+		h.f.Chown(int(a.UID), int(a.GID)) // errors ignored: best effort, as docs/daemon.md (SFTP) says
 	}
 	return okPacket(id)
 }

@@ -18,7 +18,7 @@ import (
 // runDaemon runs `agent-backend daemon`. With --local-only it serves the
 // workspace's MCP tools on stdin/stdout (no network listener, and no
 // dangerous-command blocking: local-only mode trusts the local user, as
-// daemon.md requires) until stdin closes or a SIGINT/SIGTERM arrives.
+// docs/daemon.md describes) until stdin closes or a SIGINT/SIGTERM arrives.
 func runDaemon(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg, err := parseDaemonFlags(args)
 	if errors.Is(err, errHelp) {
@@ -70,7 +70,10 @@ func serveLocalOnly(ctx context.Context, cfg daemonConfig, stdin io.Reader, stdo
 	// and are cancelled, which kills their commands, so the daemon exits
 	// promptly instead of waiting for a long exec.
 	in := &eofReader{r: stdin, onEOF: func() { time.AfterFunc(eofGrace, cancel) }}
-	err = mcp.ServeStdio(ctx, agentbe.NewMCPServer(b), in, stdout)
+	// Long exec calls may become MCP tasks; they end with the process.
+	tasks := mcp.NewTaskStore(mcp.TaskOptions{})
+	defer tasks.Close()
+	err = mcp.ServeStdio(ctx, agentbe.NewMCPServerWith(b, agentbe.MCPServerOptions{ServerOptions: mcp.ServerOptions{Tasks: tasks}}), in, stdout)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return err
 	}

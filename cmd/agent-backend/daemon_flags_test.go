@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentbe/agent-backend/internal/buildinfo"
 )
 
 func TestParseDaemonFlags(t *testing.T) {
@@ -175,7 +177,7 @@ func TestTopLevel(t *testing.T) {
 		code int
 		out  string
 	}{
-		{[]string{"--version"}, 0, version + "\n"},
+		{[]string{"--version"}, 0, "agent-backend " + version + " (" + buildinfo.Read().String() + ")\n"},
 		{[]string{"--help"}, 0, "ssh-proxy"},
 		{[]string{"bogus"}, 1, ""},
 		{[]string{"ssh-proxy"}, 1, ""},

@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentbe/agent-backend/mcp"
 )
 
 func TestExecTool(t *testing.T) {
 	var gotEnv map[string]string
-	tool, h := newExecTool(func(ctx context.Context, command string, env map[string]string) (ExecResult, error) {
+	tool, h := newExecTool(func(ctx context.Context, command string, env map[string]string, _ io.Writer) (ExecResult, error) {
 		gotEnv = env
 		switch command {
 		case "ok":
@@ -69,6 +73,75 @@ func TestExecTool(t *testing.T) {
 // function.
 func newExecTool(run ExecFunc, lim Limits) (mcp.Tool, toolFunc) {
 	return execTool, func(ctx context.Context, raw json.RawMessage) (*mcp.CallToolResult, error) {
-		return serveExec(ctx, run, raw, lim.effective())
+		return serveExec(ctx, run, mcp.ToolCall{Name: "exec", Arguments: raw}, lim.effective())
+	}
+}
+
+// While a command runs, exec passes its output on (ToolCall.Output) and
+// reports progress every Limits.ProgressInterval (ToolCall.Progress) with
+// the bytes of output so far; nothing is reported once it has returned.
+func TestExecProgressAndOutput(t *testing.T) {
+	var (
+		mu       sync.Mutex
+		messages []string
+	)
+	twoBeats := make(chan struct{})
+	progress := func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		messages = append(messages, msg)
+		if len(messages) == 2 {
+			close(twoBeats)
+		}
+	}
+	var watched strings.Builder
+	run := func(ctx context.Context, command string, env map[string]string, out io.Writer) (ExecResult, error) {
+		if out == nil {
+			return ExecResult{}, errors.New("no output writer")
+		}
+		out.Write([]byte("hello"))
+		out.Write([]byte(" world"))
+		<-twoBeats
+		return ExecResult{Stdout: []byte("hello world")}, nil
+	}
+	// The tool's description tells clients how to keep a long command
+	// alive.
+	for _, s := range []string{"_meta.progressToken", "notifications/progress", "io.modelcontextprotocol/tasks", "tasks/get", "tasks/cancel"} {
+		if !strings.Contains(execTool.Description, s) {
+			t.Errorf("exec's description does not mention %s", s)
+		}
+	}
+	if !execTool.LongRunning {
+		t.Error("exec is not LongRunning")
+	}
+	lim := Limits{ProgressInterval: time.Millisecond}.effective()
+	res, err := serveExec(context.Background(), run, mcp.ToolCall{Name: "exec", Arguments: json.RawMessage(`{"command":"x"}`),
+		Progress: progress, Output: &watched}, lim)
+	if err != nil || res.IsError || res.Content[0].Text != "hello world" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	mu.Lock()
+	n := len(messages)
+	got := append([]string(nil), messages...)
+	mu.Unlock()
+	if got[0] != "11 bytes of output so far" || watched.String() != "hello world" {
+		t.Fatalf("progress %q, output %q", got, watched.String())
+	}
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(messages) != n {
+		t.Fatalf("progress after exec returned: %q", messages[n:])
+	}
+
+	// Without Progress or Output, run gets no writer (the backend's fast
+	// path collects the output itself).
+	var gotOut io.Writer = &watched
+	serveExec(context.Background(), func(ctx context.Context, command string, env map[string]string, out io.Writer) (ExecResult, error) {
+		gotOut = out
+		return ExecResult{}, nil
+	}, mcp.ToolCall{Name: "exec", Arguments: json.RawMessage(`{"command":"x"}`)}, lim)
+	if gotOut != nil {
+		t.Fatalf("writer %T without a watcher", gotOut)
 	}
 }
