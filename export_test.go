@@ -1,8 +1,18 @@
 package agentbe
 
-import "github.com/agentbe/agent-backend/internal/wspath"
+import (
+	"github.com/agentbe/agent-backend/internal/watch"
+	"github.com/agentbe/agent-backend/internal/wspath"
+)
 
 func wspathResolveForTest(root, p string) (string, error) { return wspath.Resolve(root, p) }
+
+// SetWatchRingForTest makes the feeds of Local backends created from now
+// on keep only n events; the returned function restores the default.
+func SetWatchRingForTest(n int) (restore func()) {
+	watchConfig.Store(&watch.Config{RingSize: n})
+	return func() { watchConfig.Store(nil) }
+}
 
 // ScopeSessions reports how many SFTP sessions of scopes r's link holds.
 func ScopeSessions(r *Remote) int {

@@ -67,7 +67,7 @@ func scrubPath(err error, p string) error {
 
 func opCode(op string) ErrorCode {
 	switch op {
-	case "read", "open", "stat", "lstat", "exists", "realpath":
+	case "read", "open", "stat", "lstat", "exists", "realpath", "grep", "watch":
 		return CodeReadFailed
 	case "readdir":
 		return CodeLsFailed

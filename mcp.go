@@ -16,7 +16,8 @@ import (
 
 // NewMCPServer returns an MCP server exposing b's workspace: the 14 tools of
 // the official filesystem server and, when b executes commands, exec (which
-// runs through b.Exec, so b's safety check and isolation apply). It has the
+// runs through b.Exec, so b's safety check and isolation apply) and grep
+// (Grep: a content search that runs no program). It has the
 // default options; see NewMCPServerWith.
 func NewMCPServer(b Backend) *mcp.Server { return NewMCPServerWith(b, MCPServerOptions{}) }
 
@@ -76,11 +77,14 @@ func NewMCPServerWith(b Backend, opts MCPServerOptions) *mcp.Server {
 		}
 	}
 	lim := fstools.Limits{MessageBytes: opts.MessageLimit(), ExecOutputBytes: opts.MaxExecOutputBytes}
-	h := fstools.Handler(toolsWorkspace(b), run, lim)
+	tools, h := fstools.Tools(run != nil), fstools.Handler(toolsWorkspace(b), run, lim)
+	if run != nil { // grep beside exec, as the reference registers them (see grep_mcp.go)
+		tools, h = fstools.WithGrep(h, grepTool(b), lim)
+	}
 	if opts.OnToolCall != nil {
 		h = observeTools(h, opts.OnToolCall)
 	}
-	return mcp.NewServer(serverInfo, opts.ServerOptions, fstools.Tools(run != nil), h)
+	return mcp.NewServer(serverInfo, opts.ServerOptions, tools, h)
 }
 
 // observeTools wraps h so that done hears of every call's end.

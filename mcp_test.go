@@ -74,7 +74,7 @@ func TestMCPServerLocalExec(t *testing.T) {
 	l := newExecLocal(t, LocalConfig{})
 	c, err := MCPClient(ctx, l, MCPOptions{})
 	mustOK(t, err)
-	if names := toolNames(t, c); len(names) != 15 || !names["exec"] {
+	if names := toolNames(t, c); len(names) != 16 || !names["exec"] || !names["grep"] {
 		t.Fatalf("local tools = %v", names)
 	}
 	if text, isErr := callText(t, c, "exec", map[string]any{"command": "echo $GREETING", "env": map[string]string{"GREETING": "hi"}}); isErr || !strings.Contains(text, "hi") {

@@ -113,6 +113,15 @@ type Config struct {
 	// otherwise, or when the file is invalid. Run reloads it on SIGHUP.
 	TenantsFile string
 
+	// MaxWatchStreams bounds the open GET /v1/fs/watch streams (503
+	// beyond); MaxWatchesPerTenant and MaxWatchesPerScope the directories
+	// their feeds watch, all of a tenant's scopes together and one scope
+	// (the workspace counting as one). 0 means DefaultMaxWatchStreams,
+	// DefaultMaxWatchesPerTenant, DefaultMaxWatchesPerScope.
+	MaxWatchStreams     int
+	MaxWatchesPerTenant int
+	MaxWatchesPerScope  int
+
 	// MaxBodyBytes limits an MCP request body (413 beyond); 0 means
 	// mcp.DefaultMaxBodyBytes.
 	MaxBodyBytes int64

@@ -59,6 +59,8 @@ type Server struct {
 	shares  *shares
 	// execs confine each tenant's commands (tenantexec.go).
 	execs tenantExecs
+	// watch is the state of GET /v1/fs/watch (fswatch.go).
+	watch watchState
 }
 
 // New validates cfg and opens the workspace. Dangerous-command blocking is
@@ -164,6 +166,8 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("/ssh", newLimiter(s.cfg.MaxSSHConns, s.cfg.Logger).wrap(s.sshRoute(), "SSH connections"))
 	}
 	mux.Handle("/v1/", inflight.wrap(s.requireBearer(s.limitUploads(s.acp)), "requests"))
+	mux.Handle("GET /v1/fs/watch", s.requireBearer(http.HandlerFunc(s.fsWatch))) // its own stream limit
+	mux.Handle("POST /v1/fs/grep", inflight.wrap(s.requireBearer(http.HandlerFunc(s.fsGrep)), "requests"))
 	mux.Handle("GET /{$}", inflight.wrap(s.acp, "requests"))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{"Not Found", "No route for " + r.Method + " " + r.URL.Path})
@@ -213,6 +217,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.cfg.Logger.Info("daemon: shutting down", "cause", shutdownCause(err), "timeout", s.cfg.ShutdownTimeout)
 	defer func() { s.cfg.Logger.Info("daemon: shut down", "took", time.Since(stopping)) }()
 	s.ws.closeAll(wsnet.CloseNormal, "Server shutting down")
+	s.watch.closeAll()
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	if serr := hs.Shutdown(sctx); serr != nil {

@@ -119,6 +119,13 @@ test('MCP client lists and calls tools', async () => {
     assert.ok(names.includes('exec'), names.join(','));
     const res = await client.callTool({ name: 'read_text_file', arguments: { path: 'ts/b.txt' } });
     assert.equal(res.content[0].text, 'hello from ts');
+    // grep beside exec, with the reference's schema and answers.
+    assert.ok(names.includes('grep'), names.join(','));
+    const g = await client.callTool({ name: 'grep', arguments: { pattern: 'hello', path: 'ts', outputMode: 'content', lineNumbers: true } });
+    assert.equal(g.content[0].text, 'ts/b.txt:1:hello from ts');
+    const bad = await client.callTool({ name: 'grep', arguments: { pattern: 'x', headLimit: 0 } });
+    assert.equal(bad.isError, true);
+    assert.equal(bad.content[0].text, 'MCP error -32602: Input validation error: Invalid arguments for tool grep: Too small: expected number to be >0 at headLimit');
   } finally {
     await client.close();
   }

@@ -15,6 +15,7 @@ const (
 	DefaultMaxTable   = 4096
 	DefaultRate       = 20000
 	DefaultLinger     = 30 * time.Second
+	DefaultMaxFeeds   = 64
 )
 
 // Config bounds a feed. The zero value is usable: every zero field takes
@@ -48,6 +49,12 @@ type Config struct {
 	// that a subscriber reconnecting within it resumes from its cursor.
 	// Negative means no lingering. Package-level Open ignores it.
 	Linger time.Duration
+	// MaxFeeds bounds the feeds a Hub runs at once, lingering ones
+	// included (each holds an inotify instance, of which the kernel gives
+	// a user 128 by default). At the bound, Open stops the feed that has
+	// lingered longest to start a new one, or fails with ErrWatchLimit
+	// when every feed is held. Package-level Open ignores it.
+	MaxFeeds int
 }
 
 // withDefaults returns c with every zero field set to its default.
@@ -66,6 +73,7 @@ func (c *Config) withDefaults() Config {
 	def(&out.MaxWatches, DefaultMaxWatches)
 	def(&out.MaxTable, DefaultMaxTable)
 	def(&out.Rate, DefaultRate)
+	def(&out.MaxFeeds, DefaultMaxFeeds)
 	if out.Window <= 0 {
 		out.Window = DefaultWindow
 	}

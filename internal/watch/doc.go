@@ -98,7 +98,10 @@
 // whatever path or *os.Root led there) with the same Budget a handle on
 // one feed, counted; the last handle's Close leaves the feed running for
 // Config.Linger so that a subscriber that reconnects resumes with its
-// cursor. The package-level Open gives a feed of its own.
+// cursor. A Hub runs at most Config.MaxFeeds feeds, lingering ones
+// included: when full, Open stops the feed that has lingered longest, or
+// fails with ErrWatchLimit when every feed is held. The package-level Open
+// gives a feed of its own.
 //
 // Each feed is bounded: the directories it watches (Config.MaxWatches,
 // and a Budget shared by several feeds, with an optional parent, for a

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -39,6 +40,7 @@ func (t *target) close() { t.anchor.Close() }
 type hubFeed struct {
 	f     *feed
 	timer *time.Timer // linger, while nobody holds the feed
+	since time.Time   // when the linger began
 }
 
 // NewHub returns a hub whose feeds are bounded by cfg (nil for the
@@ -63,6 +65,10 @@ func (h *Hub) Open(root *os.Root, dir string, budget *Budget) (*Feed, error) {
 	if hf := h.lookup(key); hf != nil {
 		tg.close()
 		return hf, nil
+	}
+	if err := h.makeRoom(); err != nil {
+		tg.close()
+		return nil, err
 	}
 	cfg := h.cfg
 	cfg.Budget = budget
@@ -92,6 +98,34 @@ func (h *Hub) Open(root *os.Root, dir string, budget *Budget) (*Feed, error) {
 	return hd, nil
 }
 
+// makeRoom keeps the hub within MaxFeeds before a feed starts: it stops
+// the feed that has lingered longest when the hub is full, and fails with
+// ErrWatchLimit when every feed is held. (Two Opens racing may overshoot
+// by one each; the kernel's own limit still holds.)
+func (h *Hub) makeRoom() error {
+	h.mu.Lock()
+	if len(h.feeds) < h.cfg.MaxFeeds {
+		h.mu.Unlock()
+		return nil
+	}
+	var oldKey hubKey
+	var old *hubFeed
+	for k, hf := range h.feeds {
+		if hf.timer != nil && (old == nil || hf.since.Before(old.since)) {
+			oldKey, old = k, hf
+		}
+	}
+	if old == nil {
+		h.mu.Unlock()
+		return fmt.Errorf("%w: %d feeds running, each held", ErrWatchLimit, len(h.feeds))
+	}
+	old.timer.Stop()
+	delete(h.feeds, oldKey)
+	h.mu.Unlock()
+	old.f.stop()
+	return nil
+}
+
 // lookup returns a new handle on the running feed of key, or nil.
 func (h *Hub) lookup(key hubKey) *Feed {
 	h.mu.Lock()
@@ -119,7 +153,7 @@ func (h *Hub) idle(key hubKey, f *feed) {
 	}
 	hf := h.feeds[key]
 	if hf != nil && hf.f == f && !h.closed && !f.ended() && h.cfg.Linger > 0 {
-		hf.timer = time.AfterFunc(h.cfg.Linger, func() { h.expire(key, hf) })
+		hf.timer, hf.since = time.AfterFunc(h.cfg.Linger, func() { h.expire(key, hf) }), time.Now()
 		h.mu.Unlock()
 		return
 	}

@@ -326,3 +326,39 @@ func TestHubConcurrentOpen(t *testing.T) {
 		t.Fatalf("descriptors: %d before, %d after", fds, got)
 	}
 }
+
+// TestHubMaxFeeds: a full hub stops the feed that lingered longest to
+// start a new one, and refuses one when every feed is held.
+func TestHubMaxFeeds(t *testing.T) {
+	dir, r := tree(t)
+	for _, d := range []string{"a", "b", "c"} {
+		mkdir(t, join(dir, d))
+	}
+	h := NewHub(&Config{MaxFeeds: 2, Linger: time.Hour})
+	defer h.Close()
+	a, err := h.Open(r, "a", nil)
+	must(t, err)
+	b, err := h.Open(r, "b", nil)
+	must(t, err)
+	if _, err := h.Open(r, "c", nil); !errors.Is(err, ErrWatchLimit) {
+		t.Fatalf("third feed with two held: %v", err)
+	}
+	a.Close() // lingers
+	c, err := h.Open(r, "c", nil)
+	must(t, err)
+	defer c.Close()
+	defer b.Close()
+	select {
+	case <-a.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lingering feed was not stopped")
+	}
+	// The evicted feed's directory gets a new feed (another ID).
+	b.Close()
+	a2, err := h.Open(r, "a", nil)
+	must(t, err)
+	defer a2.Close()
+	if a2.ID() == a.ID() {
+		t.Fatal("the evicted feed was reused")
+	}
+}
