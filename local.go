@@ -63,6 +63,10 @@ type LocalConfig struct {
 	Logger OpLogger
 	// LogMode selects the operations Logger receives.
 	LogMode LogMode
+	// MaxProcesses caps the processes (StartProcess) running at once in
+	// each scope (the backend itself is one); zero means
+	// DefaultMaxProcesses.
+	MaxProcesses int
 }
 
 // Local is a backend on a local directory. File operations go through an
@@ -79,6 +83,7 @@ type Local struct {
 	log     opLog
 	scopes  *scopeSet
 	view    bool // an internal view of a sub-directory, used by scopes
+	procs   *processTable
 }
 
 var _ Backend = (*Local)(nil)
@@ -132,6 +137,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	return &Local{
 		cfg: cfg, rootDir: abs, life: life, jail: j, shell: shell, sb: sb, checker: checker,
 		log: opLog{logger: cfg.Logger, mode: cfg.LogMode}, scopes: newScopeSet(),
+		procs: newProcessTable(),
 	}, nil
 }
 

@@ -65,44 +65,14 @@ func (l *Local) Exec(ctx context.Context, command string, opts ExecOptions) ([]b
 }
 
 func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]byte, string, error) {
-	if err := l.alive("exec", ""); err != nil {
-		return nil, "", err
-	}
-	if strings.TrimSpace(command) == "" {
-		return nil, "", &Error{Code: CodeEmptyCommand, Op: "exec", Backend: KindLocal, Err: ErrEmptyCommand}
-	}
-	if !l.cfg.AllowDangerous {
-		if err := l.checker.Check(command); err != nil {
-			return nil, "", fillError(err, "", KindLocal)
-		}
-	}
-	root, host, err := l.jail.get()
-	if err != nil {
-		return nil, "", l.fail("exec", ".", err)
-	}
-	if l.sb.Mode() == sandbox.Software && !l.cfg.AllowDangerous {
-		if err := sandbox.CheckSoftwarePaths(command, host, l.rootDir); err != nil {
-			return nil, "", &Error{Code: CodeDangerousOperation, Op: "exec", Command: command,
-				Backend: KindLocal, Err: err}
-		}
-	}
-	workRel, err := l.workDir(root, host, opts.Dir)
-	if err != nil {
-		return nil, "", err
-	}
-	env := mergeMaps(l.cfg.Env, opts.Env)
-	if err := validateEnv(env); err != nil {
-		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal, Err: err}
-	}
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	sc, err := l.sb.Command(ctx, sandbox.Spec{Shell: l.shell, Command: command, Root: root,
-		HostRoot: host, WorkRel: workRel, Env: env, Inherit: l.cfg.InheritEnv})
+	sc, host, err := l.launch(ctx, "exec", command, launchOptions{dir: opts.Dir, env: opts.Env})
 	if err != nil {
-		return nil, "", l.fail("exec", opts.Dir, err)
+		return nil, "", err
 	}
 	defer sc.Done()
 	cmd := sc.Cmd
@@ -175,6 +145,65 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	xe := &ExitError{Command: command, ExitCode: ee.ExitCode(), Stdout: stdout.Result(), Stderr: stderr.Bytes()}
 	return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
 		Backend: KindLocal, Err: xe}
+}
+
+// launchOptions is what launch needs beyond the command line.
+type launchOptions struct {
+	dir string
+	env map[string]string
+	// wrap, when set, rewrites the command line that passed the checks
+	// into the one the shell runs (a process on a pty under bwrap).
+	wrap func(string) string
+}
+
+// launch is the one path from a command line to a confined command ready to
+// start, shared by Exec and StartProcess (a process is an exec that returns
+// early): the backend is alive, the command is not empty and passes the
+// safety check (and, in software mode, the path heuristic), the working
+// directory resolves inside the workspace, the environment is valid; then
+// the sandbox builds the command (isolation, fixed environment, process
+// group). ctx ends the command. It returns the workspace's host path, for
+// scrubbing messages.
+func (l *Local) launch(ctx context.Context, op, command string, o launchOptions) (*sandbox.Cmd, string, error) {
+	if err := l.alive(op, ""); err != nil {
+		return nil, "", err
+	}
+	if strings.TrimSpace(command) == "" {
+		return nil, "", &Error{Code: CodeEmptyCommand, Op: op, Backend: KindLocal, Err: ErrEmptyCommand}
+	}
+	if !l.cfg.AllowDangerous {
+		if err := l.checker.Check(command); err != nil {
+			return nil, "", fillError(err, "", KindLocal)
+		}
+	}
+	root, host, err := l.jail.get()
+	if err != nil {
+		return nil, "", l.fail(op, ".", err)
+	}
+	if l.sb.Mode() == sandbox.Software && !l.cfg.AllowDangerous {
+		if err := sandbox.CheckSoftwarePaths(command, host, l.rootDir); err != nil {
+			return nil, "", &Error{Code: CodeDangerousOperation, Op: op, Command: command,
+				Backend: KindLocal, Err: err}
+		}
+	}
+	workRel, err := l.workDir(root, host, o.dir)
+	if err != nil {
+		return nil, "", err
+	}
+	env := mergeMaps(l.cfg.Env, o.env)
+	if err := validateEnv(env); err != nil {
+		return nil, "", &Error{Code: CodeExecError, Op: op, Command: command, Backend: KindLocal, Err: err}
+	}
+	line := command
+	if o.wrap != nil {
+		line = o.wrap(command)
+	}
+	sc, err := l.sb.Command(ctx, sandbox.Spec{Shell: l.shell, Command: line, Root: root,
+		HostRoot: host, WorkRel: workRel, Env: env, Inherit: l.cfg.InheritEnv})
+	if err != nil {
+		return nil, "", l.fail(op, o.dir, err)
+	}
+	return sc, host, nil
 }
 
 // DefaultMaxOutputBytes is the cap on collected stdout when
