@@ -51,7 +51,7 @@ func (s *Server) acpBackend(r *http.Request) (agentbe.Backend, func(), error) {
 // refused before (hostGuard).
 func (s *Server) requireBearer(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.token.header(r) {
+		if !s.token.header(r) && !s.terminalToken(r) {
 			w.Header().Set("Content-Type", "application/problem+json")
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			w.WriteHeader(http.StatusUnauthorized)
