@@ -32,6 +32,11 @@ type MCPServerOptions struct {
 	// output is cut on a UTF-8 boundary and ends with a note giving its
 	// full length. It is always kept within the message limit.
 	MaxExecOutputBytes int
+	// Processes adds the background process tools (process_start,
+	// process_read, process_write, process_stop, process_list; see
+	// docs/processes.md) after exec, on a backend that runs processes.
+	// Off by default: the default tool list is the reference's.
+	Processes bool
 }
 
 // NewMCPServerWith is NewMCPServer with opts.
@@ -54,6 +59,10 @@ func NewMCPServerWith(b Backend, opts MCPServerOptions) *mcp.Server {
 		}
 	}
 	lim := fstools.Limits{MessageBytes: opts.MessageLimit(), ExecOutputBytes: opts.MaxExecOutputBytes}
+	if pr, ok := b.(ProcessRunner); ok && opts.Processes && run != nil {
+		return mcp.NewServer(serverInfo, opts.ServerOptions, fstools.ToolsWithProcesses(),
+			fstools.HandlerWithProcesses(toolsWorkspace(b), run, mcpProcesses{pr}, lim))
+	}
 	return mcp.NewServer(serverInfo, opts.ServerOptions, fstools.Tools(run != nil), fstools.Handler(toolsWorkspace(b), run, lim))
 }
 
