@@ -93,6 +93,9 @@ func TestProcessRoutes(t *testing.T) {
 			t.Errorf("%s %s = %d %s", c.method, c.path, r.status, r.body)
 		}
 	}
+	if r := e.do("POST", "/v1/processes", "application/json", []byte(`{"command":"rm","args":["-rf","/"]}`)); r.status != 403 {
+		t.Errorf("dangerous = %d %s", r.status, r.body)
+	}
 	if r := e.do("DELETE", "/v1/processes/proc_1", "", nil); r.status != 204 {
 		t.Errorf("delete = %d %s", r.status, r.body)
 	}
