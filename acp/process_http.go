@@ -40,13 +40,15 @@ type ProcessLimits struct {
 	MaxInputBytesPerRequest int   `json:"maxInputBytesPerRequest"`
 }
 
-// DefaultProcessLimits are sandbox-agent 0.4.2's defaults.
+// DefaultProcessLimits are sandbox-agent 0.4.2's defaults, except the
+// output kept per process: 1 MiB instead of 10 MiB, since a scope may run
+// 64 processes and the daemon serves many scopes.
 var DefaultProcessLimits = ProcessLimits{
 	MaxConcurrentProcesses:  64,
 	DefaultRunTimeoutMs:     30000,
 	MaxRunTimeoutMs:         300000,
 	MaxOutputBytes:          1 << 20,
-	MaxLogBytesPerProcess:   10 << 20,
+	MaxLogBytesPerProcess:   1 << 20,
 	MaxInputBytesPerRequest: 64 << 10,
 }
 

@@ -178,11 +178,11 @@ func TestProcessRun(t *testing.T) {
 func TestProcessConfigRoute(t *testing.T) {
 	e := newTestEnv(t, envOpts{cfg: Config{Processes: ProcessConfig{Limits: ProcessLimits{MaxConcurrentProcesses: 3}}}})
 	m := e.do("GET", "/v1/processes/config", "", nil).json(t)
-	if m["maxConcurrentProcesses"] != 3.0 || m["maxLogBytesPerProcess"] != float64(10<<20) {
+	if m["maxConcurrentProcesses"] != 3.0 || m["maxLogBytesPerProcess"] != float64(1<<20) {
 		t.Errorf("config = %v", m)
 	}
 	body := `{"maxConcurrentProcesses":100,"defaultRunTimeoutMs":30000,"maxRunTimeoutMs":300000,"maxOutputBytes":1048576,"maxLogBytesPerProcess":10485760,"maxInputBytesPerRequest":65536}`
-	if m := e.do("POST", "/v1/processes/config", "application/json", []byte(body)).json(t); m["maxConcurrentProcesses"] != 3.0 {
+	if m := e.do("POST", "/v1/processes/config", "application/json", []byte(body)).json(t); m["maxConcurrentProcesses"] != 3.0 || m["maxLogBytesPerProcess"] != float64(1<<20) {
 		t.Errorf("raised above the daemon's limit: %v", m)
 	}
 	body = strings.Replace(body, `"maxConcurrentProcesses":100`, `"maxConcurrentProcesses":1`, 1)
