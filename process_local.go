@@ -136,6 +136,7 @@ type localProc struct {
 	master *os.File // the pty master in TTY mode
 	ring   *outputRing
 	done   chan struct{}
+	wmu    chan struct{} // one writer at a time
 
 	mu       sync.Mutex
 	exited   bool
@@ -232,7 +233,7 @@ func (l *Local) launchProcess(line, command string, opts ProcessOptions, lo laun
 		return nil, err
 	}
 	p := &localProc{command: command, args: opts.Args, dir: opts.Dir, tty: opts.TTY,
-		sc: sc, ring: newOutputRing(opts.OutputBytes), done: make(chan struct{})}
+		sc: sc, ring: newOutputRing(opts.OutputBytes), done: make(chan struct{}), wmu: make(chan struct{}, 1)}
 	if p.args == nil && opts.Args != nil {
 		p.args = []string{}
 	}
@@ -411,15 +412,30 @@ func (p *localProc) wait(ctx context.Context) (ProcessInfo, error) {
 	}
 }
 
-func (p *localProc) write(_ context.Context, b []byte) (int, error) {
+func (p *localProc) write(ctx context.Context, b []byte) (int, error) {
+	// One writer at a time (a large write is not split by another), and a
+	// writer blocked on a process that does not read gives up with ctx.
+	select {
+	case p.wmu <- struct{}{}:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	defer func() { <-p.wmu }()
 	p.mu.Lock()
 	dead := p.exited || p.stdinEOF
 	p.mu.Unlock()
 	if dead {
 		return 0, &Error{Code: CodeProcessConflict, Op: "process input", Backend: KindLocal, Err: ErrProcessExited}
 	}
+	stop := context.AfterFunc(ctx, func() { _ = p.stdin.SetWriteDeadline(time.Unix(1, 0)) })
 	n, err := p.stdin.Write(b)
+	if !stop() {
+		_ = p.stdin.SetWriteDeadline(time.Time{})
+	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
 		return n, &Error{Code: CodeProcessConflict, Op: "process input", Backend: KindLocal, Err: ErrProcessExited}
 	}
 	return n, nil

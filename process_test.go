@@ -495,3 +495,22 @@ func TestProcessConcurrentReaders(t *testing.T) {
 	p.CloseStdin(context.Background())
 	wg.Wait()
 }
+
+// TestProcessWriteGivesUp: a write to a process that does not read its
+// stdin blocks only until its context ends.
+func TestProcessWriteGivesUp(t *testing.T) {
+	l := procLocal(t, IsolationNone, LocalConfig{})
+	p := startProc(t, l, "sleep "+testenv.SleepMarker(), ProcessOptions{})
+	defer p.Kill(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := p.WriteContext(ctx, make([]byte, 1<<20)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("write = %v", err)
+	}
+	// The pipe still works for the next writer.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel2()
+	if _, err := p.WriteContext(ctx2, []byte("x")); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("second write = %v", err)
+	}
+}
