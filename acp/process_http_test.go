@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -392,4 +393,62 @@ func TestProcessDestroyLeavesNothing(t *testing.T) {
 	if left := testenv.ProcessesWith(marker); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
+}
+
+// TestProcessRoutesNoLeak: followed logs and terminal sessions that
+// clients drop, and processes killed and deleted, leave no goroutine
+// behind.
+func TestProcessRoutesNoLeak(t *testing.T) {
+	e := newTestEnv(t, envOpts{})
+	round := func() {
+		p := e.startProc(`{"command":"sh","args":["-i"],"tty":true}`)
+		id := p["id"].(string)
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/v1/processes/"+id+"/logs?follow=true", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := websocket.Dial(strings.Replace(e.srv.URL, "http", "ws", 1)+"/v1/processes/"+id+"/terminal/ws", "", e.srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f wsFrame
+		frameCodec.Receive(ws, &f)
+		ws.Close()
+		cancel()
+		resp.Body.Close()
+		e.do("POST", "/v1/processes/"+id+"/kill?waitMs=5000", "", nil)
+		if r := e.do("DELETE", "/v1/processes/"+id, "", nil); r.status != 204 {
+			t.Fatalf("delete = %d %s", r.status, r.body)
+		}
+	}
+	round()
+	http.DefaultClient.CloseIdleConnections()
+	e.srv.CloseClientConnections()
+	before := settledGoroutines(0)
+	for range 10 {
+		round()
+	}
+	http.DefaultClient.CloseIdleConnections()
+	e.srv.CloseClientConnections()
+	if after := settledGoroutines(before); after > before {
+		buf := make([]byte, 1<<16)
+		t.Errorf("goroutines grew from %d to %d:\n%s", before, after, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// settledGoroutines polls until the goroutine count is at most limit (0:
+// until it stops falling) and returns it.
+func settledGoroutines(limit int) int {
+	n := runtime.NumGoroutine()
+	for i := 0; i < 300; i++ {
+		time.Sleep(10 * time.Millisecond)
+		m := runtime.NumGoroutine()
+		if limit > 0 && m <= limit || limit == 0 && m == n && i > 20 {
+			return m
+		}
+		n = m
+	}
+	return n
 }
