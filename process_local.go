@@ -234,9 +234,6 @@ func (l *Local) launchProcess(line, command string, opts ProcessOptions, lo laun
 	}
 	p := &localProc{command: command, args: opts.Args, dir: opts.Dir, tty: opts.TTY,
 		sc: sc, ring: newOutputRing(opts.OutputBytes), done: make(chan struct{}), wmu: make(chan struct{}, 1)}
-	if p.args == nil && opts.Args != nil {
-		p.args = []string{}
-	}
 	cmd := sc.Cmd
 	cmd.WaitDelay = 2 * time.Second
 	var child []*os.File // the child's ends, closed once started

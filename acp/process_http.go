@@ -416,11 +416,11 @@ func (h *Handler) procDelete(w http.ResponseWriter, r *http.Request, sp *procSpa
 	sp.mu.Lock()
 	delete(sp.procs, e.id)
 	sp.mu.Unlock()
-	b, pr, release, ok := h.runner(w, r)
+	// The library keeps exited processes too (bounded); forget it there.
+	_, pr, release, ok := h.runner(w, r)
 	if !ok {
 		return
 	}
-	_ = b
 	_ = pr.RemoveProcess(r.Context(), e.p.ID())
 	release()
 	w.WriteHeader(http.StatusNoContent)
