@@ -73,6 +73,10 @@ type LocalConfig struct {
 	// NetworkNone, which needs the bwrap isolation mode (NewLocal fails
 	// otherwise). ScopeOptions.Network overrides it for a scope.
 	Network Network
+	// MaxProcesses caps the processes (StartProcess) running at once in
+	// each scope (the backend itself is one); zero means
+	// DefaultMaxProcesses.
+	MaxProcesses int
 }
 
 // Local is a backend on a local directory. File operations go through an
@@ -100,6 +104,7 @@ type Local struct {
 	// cgroupDone, when set (tests), sees each command's cgroup before it
 	// is removed.
 	cgroupDone func(*cgroup.Command)
+	procs   *processTable
 }
 
 var _ Backend = (*Local)(nil)
@@ -165,6 +170,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 		cfg: cfg, rootDir: abs, life: life, jail: j, shell: shell, sb: sb, checker: safety,
 		log: opLog{logger: cfg.Logger, mode: cfg.LogMode}, scopes: newScopeSet(),
 		limits: cfg.Limits, network: cfg.Network, limitsCheck: checker,
+		procs: newProcessTable(),
 	}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/cgroup"
 	"github.com/agentbe/agent-backend/internal/procs"
 	"github.com/agentbe/agent-backend/internal/sandbox"
 	"github.com/agentbe/agent-backend/internal/wspath"
@@ -65,69 +66,18 @@ func (l *Local) Exec(ctx context.Context, command string, opts ExecOptions) ([]b
 }
 
 func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]byte, string, error) {
-	if err := l.alive("exec", ""); err != nil {
-		return nil, "", err
-	}
-	if strings.TrimSpace(command) == "" {
-		return nil, "", &Error{Code: CodeEmptyCommand, Op: "exec", Backend: KindLocal, Err: ErrEmptyCommand}
-	}
-	if !l.cfg.AllowDangerous {
-		if err := l.checker.Check(command); err != nil {
-			return nil, "", fillError(err, "", KindLocal)
-		}
-	}
-	root, host, err := l.jail.get()
-	if err != nil {
-		return nil, "", l.fail("exec", ".", err)
-	}
-	if l.sb.Mode() == sandbox.Software && !l.cfg.AllowDangerous {
-		if err := sandbox.CheckSoftwarePaths(command, host, l.rootDir); err != nil {
-			return nil, "", &Error{Code: CodeDangerousOperation, Op: "exec", Command: command,
-				Backend: KindLocal, Err: err}
-		}
-	}
-	workRel, err := l.workDir(root, host, opts.Dir)
-	if err != nil {
-		return nil, "", err
-	}
-	env := mergeMaps(l.cfg.Env, opts.Env)
-	if err := validateEnv(env); err != nil {
-		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal, Err: err}
-	}
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	lim, g := l.limits, l.group
-	if g != nil && g.isClosed() {
-		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
-			Err: errors.New("cannot start command: its resource group is closed")}
-	}
-	if timeout := lim.timeoutWith(g); timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeLimit)
-		defer cancel()
-	}
-	cg, err := l.commandCgroup(lim, g)
+	ln, err := l.launch(ctx, "exec", command, launchOptions{dir: opts.Dir, env: opts.Env})
 	if err != nil {
-		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
-			Err: errors.New("cannot confine command: " + scrubCgroup(err))}
+		return nil, "", err
 	}
-	if cg != nil {
-		defer func() {
-			if l.cgroupDone != nil {
-				l.cgroupDone(cg)
-			}
-			cg.Close()
-		}()
-	}
-	sc, err := l.sb.Command(ctx, sandbox.Spec{Shell: l.shell, Command: command, Root: root,
-		HostRoot: host, WorkRel: workRel, Env: env, Inherit: l.cfg.InheritEnv,
-		NoNetwork: l.network == NetworkNone, Cgroup: cg})
-	if err != nil {
-		return nil, "", l.fail("exec", opts.Dir, err)
-	}
+	defer ln.release()
+	sc, host, lim, g, cg := ln.sc, ln.host, ln.lim, ln.group, ln.cg
+	ctx = ln.ctx
 	defer sc.Done()
 	cmd := sc.Cmd
 	cmd.Stdin = procs.Stdin(opts.Stdin)
@@ -215,6 +165,107 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	xe := &ExitError{Command: command, ExitCode: ee.ExitCode(), Stdout: stdout.Result(), Stderr: stderr.Bytes()}
 	return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
 		Backend: KindLocal, Err: xe}
+}
+
+// launchOptions is what launch needs beyond the command line.
+type launchOptions struct {
+	dir string
+	env map[string]string
+	// wrap, when set, rewrites the command line that passed the checks
+	// into the one the shell runs (a process on a pty under bwrap).
+	wrap func(string) string
+}
+
+// launched is a confined command ready to start (see launch).
+type launched struct {
+	sc   *sandbox.Cmd
+	host string // the workspace's host path, for scrubbing messages
+	// ctx ends the command; it ends at the time limit with the cause
+	// errTimeLimit.
+	ctx context.Context
+	// The limits the command runs under: per command, its group's (nil
+	// for none) and its cgroup (nil without limits).
+	lim   ResourceLimits
+	group *ResourceGroup
+	cg    *cgroup.Command
+	// release, once the command has ended, ends ctx and removes the
+	// cgroup.
+	release func()
+}
+
+// launch is the one path from a command line to a confined command ready to
+// start, shared by Exec and StartProcess (a process is an exec that returns
+// early): the backend is alive, the command is not empty and passes the
+// safety check (and, in software mode, the path heuristic), the working
+// directory resolves inside the workspace, the environment is valid; then
+// the sandbox builds the command (isolation, fixed environment, process
+// group), in a cgroup of its own when limits apply. ctx ends the command;
+// so does the time limit (launched.ctx).
+func (l *Local) launch(ctx context.Context, op, command string, o launchOptions) (*launched, error) {
+	if err := l.alive(op, ""); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(command) == "" {
+		return nil, &Error{Code: CodeEmptyCommand, Op: op, Backend: KindLocal, Err: ErrEmptyCommand}
+	}
+	if !l.cfg.AllowDangerous {
+		if err := l.checker.Check(command); err != nil {
+			return nil, fillError(err, "", KindLocal)
+		}
+	}
+	root, host, err := l.jail.get()
+	if err != nil {
+		return nil, l.fail(op, ".", err)
+	}
+	if l.sb.Mode() == sandbox.Software && !l.cfg.AllowDangerous {
+		if err := sandbox.CheckSoftwarePaths(command, host, l.rootDir); err != nil {
+			return nil, &Error{Code: CodeDangerousOperation, Op: op, Command: command,
+				Backend: KindLocal, Err: err}
+		}
+	}
+	workRel, err := l.workDir(root, host, o.dir)
+	if err != nil {
+		return nil, err
+	}
+	env := mergeMaps(l.cfg.Env, o.env)
+	if err := validateEnv(env); err != nil {
+		return nil, &Error{Code: CodeExecError, Op: op, Command: command, Backend: KindLocal, Err: err}
+	}
+	ln := &launched{host: host, ctx: ctx, lim: l.limits, group: l.group}
+	if ln.group != nil && ln.group.isClosed() {
+		return nil, &Error{Code: CodeExecError, Op: op, Command: command, Backend: KindLocal,
+			Err: errors.New("cannot start command: its resource group is closed")}
+	}
+	cancel := context.CancelFunc(func() {})
+	if timeout := ln.lim.timeoutWith(ln.group); timeout > 0 {
+		ln.ctx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeLimit)
+	}
+	if ln.cg, err = l.commandCgroup(ln.lim, ln.group); err != nil {
+		cancel()
+		return nil, &Error{Code: CodeExecError, Op: op, Command: command, Backend: KindLocal,
+			Err: errors.New("cannot confine command: " + scrubCgroup(err))}
+	}
+	ln.release = func() {
+		cancel()
+		if ln.cg != nil {
+			if l.cgroupDone != nil {
+				l.cgroupDone(ln.cg)
+			}
+			ln.cg.Close()
+		}
+	}
+	line := command
+	if o.wrap != nil {
+		line = o.wrap(command)
+	}
+	ln.sc, err = l.sb.Command(ln.ctx, sandbox.Spec{Shell: l.shell, Command: line, Root: root,
+		HostRoot: host, WorkRel: workRel, Env: env, Inherit: l.cfg.InheritEnv,
+		NoNetwork: l.network == NetworkNone, Cgroup: ln.cg})
+	if err != nil {
+		ln.release()
+		return nil, l.fail(op, o.dir, err)
+	}
+	return ln, nil
 }
 
 // DefaultMaxOutputBytes is the cap on collected stdout when

@@ -39,6 +39,11 @@ type MCPServerOptions struct {
 	// ran: e.g. to count calls or audit them. It runs in the call's
 	// goroutine, so it must be quick and safe for concurrent use.
 	OnToolCall func(ctx context.Context, tool string, isError bool, d time.Duration)
+	// Processes adds the background process tools (process_start,
+	// process_read, process_write, process_stop, process_list; see
+	// docs/processes.md) after exec, on a backend that runs processes.
+	// Off by default: the default tool list is the reference's.
+	Processes bool
 }
 
 // NewMCPServerWith is NewMCPServer with opts.
@@ -80,6 +85,9 @@ func NewMCPServerWith(b Backend, opts MCPServerOptions) *mcp.Server {
 	tools, h := fstools.Tools(run != nil), fstools.Handler(toolsWorkspace(b), run, lim)
 	if run != nil { // grep beside exec, as the reference registers them (see grep_mcp.go)
 		tools, h = fstools.WithGrep(h, grepTool(b), lim)
+		if pr, ok := b.(ProcessRunner); ok && opts.Processes {
+			tools, h = fstools.WithProcesses(h, mcpProcesses{pr}, lim)
+		}
 	}
 	if opts.OnToolCall != nil {
 		h = observeTools(h, opts.OnToolCall)

@@ -71,6 +71,8 @@ type Config struct {
 	// that does not exist yet (clients open the stream concurrently with
 	// their first POST). Zero means DefaultAttachWait.
 	AttachWait time.Duration
+	// Processes configures /v1/processes.
+	Processes ProcessConfig
 	// Name is reported by GET /; empty means "Agent Backend".
 	Name string
 	// Logger receives diagnostics; nil means slog.Default().
@@ -85,6 +87,7 @@ type Handler struct {
 	proxy  *Proxy
 	mux    *http.ServeMux
 	cfgMu  sync.Mutex // serialises config-file read-modify-write
+	procs  procSpaces
 }
 
 // NewHandler returns the handler for cfg. It fails when cfg.Resolve is nil.
@@ -142,6 +145,7 @@ func (h *Handler) routes() {
 		m.HandleFunc("PUT /v1/config/"+kind.name, h.configRoute(kind, h.configPut))
 		m.HandleFunc("DELETE /v1/config/"+kind.name, h.configRoute(kind, h.configDelete))
 	}
+	h.processRoutes(m)
 	m.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, notFound("no route for "+r.Method+" "+r.URL.Path))
 	})

@@ -41,10 +41,22 @@ func presentedTokens(r *http.Request) (header, query string, hasHeader, hasQuery
 			header, hasHeader = t, true
 		}
 	}
-	if vals, ok := r.URL.Query()["token"]; ok && len(vals) == 1 && vals[0] != "" {
+	q := r.URL.Query()
+	if vals, ok := q["token"]; ok && len(vals) == 1 && vals[0] != "" {
+		query, hasQuery = vals[0], true
+	} else if vals, ok := q["access_token"]; ok && len(vals) == 1 && vals[0] != "" && isTerminalWS(r) {
 		query, hasQuery = vals[0], true
 	}
 	return
+}
+
+// isTerminalWS reports whether r asks for a process's terminal WebSocket
+// (GET /v1/processes/{id}/terminal/ws), the one route that also takes its
+// token as ?access_token=: a browser's WebSocket cannot send an
+// Authorization header, so sandbox-agent and its SDK put the token there.
+func isTerminalWS(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/processes/") &&
+		strings.HasSuffix(r.URL.Path, "/terminal/ws")
 }
 
 // authenticate returns the principal of r (its scope before any

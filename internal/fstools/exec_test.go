@@ -151,7 +151,7 @@ func TestExecProgressAndOutput(t *testing.T) {
 // own LIMIT_EXCEEDED error is passed on as it is.
 func TestExecToolTimeout(t *testing.T) {
 	var deadline time.Duration
-	tool, h := newExecTool(func(ctx context.Context, command string, env map[string]string) (ExecResult, error) {
+	tool, h := newExecTool(func(ctx context.Context, command string, env map[string]string, _ io.Writer) (ExecResult, error) {
 		if d, ok := ctx.Deadline(); ok {
 			deadline = time.Until(d)
 		}
