@@ -104,7 +104,7 @@ type Local struct {
 	// cgroupDone, when set (tests), sees each command's cgroup before it
 	// is removed.
 	cgroupDone func(*cgroup.Command)
-	procs   *processTable
+	procs      *processTable
 }
 
 var _ Backend = (*Local)(nil)
