@@ -26,6 +26,9 @@ type ProcessConfig struct {
 	// and touch only that key's processes. Nil keys by the request's
 	// backend (its scope's directory).
 	Key func(r *http.Request) string
+	// MaxConcurrent, when set, lowers Limits.MaxConcurrentProcesses for a
+	// request's space (a tenant's own cap); 0 leaves it.
+	MaxConcurrent func(r *http.Request) int
 }
 
 // ProcessLimits are the /v1/processes limits, as GET /v1/processes/config
@@ -342,6 +345,11 @@ func (h *Handler) procStart(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sp.mu.Unlock()
+	if m := h.cfg.Processes.MaxConcurrent; m != nil {
+		if n := m(r); n > 0 && n < limits.MaxConcurrentProcesses {
+			limits.MaxConcurrentProcesses = n
+		}
+	}
 	if running >= limits.MaxConcurrentProcesses {
 		writeProblem(w, conflict("max concurrent process limit reached ("+strconv.Itoa(limits.MaxConcurrentProcesses)+")"))
 		return

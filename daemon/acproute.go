@@ -23,6 +23,7 @@ func (s *Server) newACPHandler() (*acp.Handler, error) {
 		Agents:    reg,
 		Resolve:   s.acpBackend,
 		Partition: s.acpPartition,
+		Processes: acp.ProcessConfig{Key: s.processSpace, MaxConcurrent: s.tenantProcesses},
 		Proxy: acp.ProxyConfig{
 			SecretEnv:    []string{"AUTH_TOKEN", "AGENTBE_AUTH_TOKEN", "SSH_USERS"},
 			MaxInstances: s.cfg.MaxACPInstances,
@@ -60,6 +61,27 @@ func (s *Server) acpPartition(r *http.Request) acp.Partition {
 		return acp.Partition{}
 	}
 	return acp.Partition{Key: acpPartitionKey(p.tenant), MaxInstances: p.tenant.limits.ACPInstances}
+}
+
+// processSpace keys the /v1/processes of a request: a tenant's processes
+// are one space, whatever scope inside its own a request names (so that
+// its processes cap counts them all); the operator's are spaced by scope.
+func (s *Server) processSpace(r *http.Request) string {
+	p, _ := s.requestPrincipal(r)
+	if p.tenant != nil {
+		return "tenant\x00" + p.tenant.name
+	}
+	scope, _ := s.narrowScope(p, r.Header.Get("X-Scope-Path"))
+	return "scope\x00" + scope
+}
+
+// tenantProcesses is the tenant's cap on its running processes
+// (limits.processes), 0 for none.
+func (s *Server) tenantProcesses(r *http.Request) int {
+	if p, ok := s.requestPrincipal(r); ok && p.tenant != nil {
+		return p.tenant.limits.Processes
+	}
+	return 0
 }
 
 // acpPartitionKey is the ACP partition of t's server ids.

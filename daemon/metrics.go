@@ -24,8 +24,6 @@ const (
 
 var execResultNames = [numExecResults]string{"ok", "failed", "limit", "blocked"}
 
-// codeLimitExceeded is the error code of a command a resource limit ended.
-const codeLimitExceeded agentbe.ErrorCode = "LIMIT_EXCEEDED"
 
 // classifyExec maps an exec's error to its result.
 func classifyExec(err error) execResult {
@@ -34,7 +32,7 @@ func classifyExec(err error) execResult {
 		return execOK
 	case errors.Is(err, agentbe.ErrDangerous):
 		return execBlocked
-	case agentbe.CodeOf(err) == codeLimitExceeded:
+	case agentbe.CodeOf(err) == agentbe.CodeLimitExceeded:
 		return execLimit
 	}
 	return execFailed

@@ -43,7 +43,7 @@ func (d *testDaemon) call(t *testing.T, method, target, tok, scope string, body 
 	if scope != "" {
 		req.Header.Set("X-Scope-Path", scope)
 	}
-	if strings.HasPrefix(target, "/mcp") || strings.HasPrefix(target, "/v1/acp") {
+	if strings.HasPrefix(target, "/mcp") || strings.HasPrefix(target, "/v1/acp") || strings.HasPrefix(target, "/v1/processes") || strings.HasPrefix(target, "/v1/fs/grep") {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 	}
