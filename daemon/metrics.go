@@ -24,7 +24,6 @@ const (
 
 var execResultNames = [numExecResults]string{"ok", "failed", "limit", "blocked"}
 
-
 // classifyExec maps an exec's error to its result.
 func classifyExec(err error) execResult {
 	switch {
