@@ -508,3 +508,38 @@ func TestLimitsCgroupFailureHidesHostPaths(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestProcessLimits: a background process runs under the limits Exec
+// runs under (it is an exec that returns early): its pids limit refuses a
+// fork loop, its time limit ends it, and its cgroup is removed once it
+// has ended.
+func TestProcessLimits(t *testing.T) {
+	l, log := limitedLocal(t, ResourceLimits{Pids: 16, Timeout: 2 * time.Second}, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := l.StartProcess(ctx, "for i in $(seq 200); do sleep 60 & done; echo spawned; wait", ProcessOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := p.Wait(ctx)
+	if err != nil {
+		t.Fatalf("the time limit did not end the process: %v", err)
+	}
+	if info.Running {
+		t.Fatalf("process still running: %+v", info)
+	}
+	var out strings.Builder
+	entries, err := p.Output(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		out.Write(e.Data)
+	}
+	if !strings.Contains(out.String(), "fork") && !strings.Contains(out.String(), "Resource temporarily unavailable") {
+		t.Errorf("the fork loop was not refused by the pids limit: %q", out.String())
+	}
+	if len(log.dirs) == 0 {
+		t.Error("the process ran in no cgroup")
+	}
+}
