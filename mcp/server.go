@@ -298,6 +298,16 @@ func (s *Server) decide(rq *request, ce connEra) []byte {
 		}
 		return nil
 	}
+	if rq.hdr != nil {
+		// The version header must repeat the claim, whatever the claim.
+		if hv, ok := rq.hdr["Mcp-Protocol-Version"]; ok && len(hv) == 1 {
+			if v, isString := jsonraw.String(claim); isString {
+				if d, ok := decodeHeaderValue(hv[0]); ok && d != v {
+					return s.headerMismatch(rq, "Mcp-Protocol-Version", d, v)
+				}
+			}
+		}
+	}
 	if resp := s.parseModern(rq, claim); resp != nil {
 		return resp
 	}

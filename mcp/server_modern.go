@@ -131,14 +131,6 @@ var nameParam = map[string]string{
 // Mcp-Name that target. A header missing, malformed or disagreeing is
 // -32020 with HTTP 400.
 func (s *Server) checkHeaders(rq *request) []byte {
-	mismatch := func(what, header, body string) []byte {
-		data := append([]byte(`{"mismatch":{"header":`), jsonraw.AppendString(nil, header)...)
-		data = append(data, `,"body":`...)
-		data = jsonraw.AppendString(data, body)
-		data = append(data, `}}`...)
-		return s.reject(rq, http.StatusBadRequest, CodeHeaderMismatch,
-			"Bad Request: the request headers and body disagree: "+what, data)
-	}
 	check := func(name, body string) []byte {
 		vals := rq.hdr.Values(name)
 		if len(vals) == 0 {
@@ -152,7 +144,7 @@ func (s *Server) checkHeaders(rq *request) []byte {
 			return s.reject(rq, http.StatusBadRequest, CodeHeaderMismatch, "Bad Request: invalid value of header "+name, nil)
 		}
 		if v != body {
-			return mismatch(name, v, body)
+			return s.headerMismatch(rq, name, v, body)
 		}
 		return nil
 	}
@@ -182,6 +174,17 @@ func (s *Server) checkHeaders(rq *request) []byte {
 		body = string(target) // a number, compared as written
 	}
 	return check("Mcp-Name", body)
+}
+
+// headerMismatch answers a header disagreeing with the body: -32020,
+// HTTP 400, both values in data.
+func (s *Server) headerMismatch(rq *request, name, header, body string) []byte {
+	data := append([]byte(`{"mismatch":{"header":`), jsonraw.AppendString(nil, header)...)
+	data = append(data, `,"body":`...)
+	data = jsonraw.AppendString(data, body)
+	data = append(data, `}}`...)
+	return s.reject(rq, http.StatusBadRequest, CodeHeaderMismatch,
+		"Bad Request: the request headers and body disagree: "+name, data)
 }
 
 // headerValue returns the decoded value of a header, or "" when it is

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbe/agent-backend/internal/mcpconform"
+)
+
+// TestConformance2026Daemon runs the conformance suite 0.2.0-alpha.12's
+// server scenarios required for MCP 2026-07-28 against the daemon binary
+// (token-less on loopback: the suite's server command sends no custom
+// header). Every check concerning a tools server must pass; what a
+// tools-only server is excused from is listed with its reason in
+// mcpconform.ToolsOnly.
+func TestConformance2026Daemon(t *testing.T) {
+	_, interop := nodeSetup(t)
+	mcpconform.CLI(t, interop)
+	bin := cliBinary(t)
+	root := t.TempDir()
+	port := freePort(t)
+	cmd := exec.Command(bin, "daemon", "--rootDir", root, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--ssh-host-key", filepath.Join(t.TempDir(), "k"))
+	cmd.Dir = root
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("daemon stderr:\n%s", stderr.String())
+		}
+	}()
+	waitHealth(t, port, time.Now())
+	n := mcpconform.Run(t, interop, "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp", mcpconform.ToolsOnly)
+	t.Logf("%d checks passed", n)
+}
+
+// golden2026NotYetMatched are the cases of the 2026-era golden data
+// (server-filesystem 2.0.1) whose tool output still follows the 2025-era
+// reference (2026.8.31): the file tools do not yet switch their texts and
+// edit_file's indentation and line-ending handling by era. Each is a known
+// difference, not a pass; the list may only shrink.
+var golden2026NotYetMatched = map[string]string{
+	"wf_missing_parent":                     "2.0.1 names a chdir with the server's working directory; ours names the open",
+	"wf_onto_directory":                     "2.0.1: Refusing to write: not a regular file",
+	"ef_whitespace_flexible":                "2.0.1 keeps the edited block's relative indentation",
+	"ef_multi_edits":                        "follows from ef_whitespace_flexible",
+	"ef_code_readback":                      "follows from ef_whitespace_flexible",
+	"ef_crlf_readback_now_lf":               "2.0.1 keeps CRLF line endings in edit_file",
+	"cd_on_file":                            "2.0.1 names the path relative in EEXIST",
+	"mv_into_missing_dir":                   "2.0.1 names a chdir",
+	"mv_missing_source":                     "2.0.1 names the destination relative to its directory",
+	"protocol variant subscriptions_listen": "subscriptions/listen is not served: tools/list never changes, so discover declares no listChanged",
+}
+
+var mismatchLine = regexp.MustCompile(`(?m)^MISMATCH\s+(.+?)(?:\s\s|\s\(|$)`)
+
+// checkSummary2026 fails unless every mismatch the 2026 harness reports
+// is a known one of golden2026NotYetMatched and no workspace case failed.
+func checkSummary2026(t *testing.T, out string, err error) {
+	t.Helper()
+	if !strings.Contains(out, "summary:") || !strings.Contains(out, " 0 workspace FAIL") || !strings.Contains(out, " 0 missing,") {
+		t.Fatalf("2026 golden replay failed (%v):\n%s", err, out)
+	}
+	var unexpected []string
+	for _, m := range mismatchLine.FindAllStringSubmatch(out, -1) {
+		name := strings.TrimSpace(m[1])
+		if _, ok := golden2026NotYetMatched[name]; !ok {
+			unexpected = append(unexpected, name)
+		}
+	}
+	sort.Strings(unexpected)
+	if len(unexpected) > 0 {
+		t.Fatalf("2026 golden replay: unexpected mismatches %v:\n%s", unexpected, out)
+	}
+}
+
+// conformancePack2026 is the 2026-era golden data of the official
+// filesystem server 2.0.1.
+func conformancePack2026(t *testing.T) string {
+	t.Helper()
+	pack := filepath.Join(repoRoot(t), "interop", "testdata", "conformance-2026")
+	need(t, exists(filepath.Join(pack, "capture.mjs")), "the 2026 conformance pack ("+pack+")")
+	return pack
+}
+
+// TestGolden2026Stdio replays the 2026-07-28 golden data (tools/list,
+// every tool call, the protocol variants) against `agent-backend daemon
+// --local-only` over stdio.
+func TestGolden2026Stdio(t *testing.T) {
+	_, interop := nodeSetup(t)
+	pack := conformancePack2026(t)
+	bin := cliBinary(t)
+	out, err := runNode(t, 5*time.Minute, interop, nil, filepath.Join(pack, "capture.mjs"),
+		"--profile", "agentbe", "--compare", filepath.Join(pack, "golden.json"),
+		"--stdio", bin+" daemon --local-only --rootDir {ROOT}")
+	checkSummary2026(t, out, err)
+}
+
+// TestGolden2026DaemonHTTP replays the 2026-07-28 golden data over
+// Streamable HTTP against the full daemon with a token.
+func TestGolden2026DaemonHTTP(t *testing.T) {
+	_, interop := nodeSetup(t)
+	pack := conformancePack2026(t)
+	bin := cliBinary(t)
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte("T0K-of-the-2026-golden-replay-0123\n"), 0o600)
+	port := freePort(t)
+	cmd := exec.Command(bin, "daemon", "--rootDir", root, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--auth-token-file", tokenFile, "--ssh-host-key", filepath.Join(t.TempDir(), "k"))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "TZ=UTC", "HOME="+root)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	waitHealth(t, port, time.Now())
+	out, err := runNode(t, 5*time.Minute, interop, nil, filepath.Join(pack, "capture.mjs"),
+		"--profile", "agentbe", "--compare", filepath.Join(pack, "golden.json"),
+		"--http", "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp", "--header", "Authorization:Bearer T0K-of-the-2026-golden-replay-0123", "--base", base)
+	checkSummary2026(t, out, err)
+}
