@@ -142,3 +142,36 @@ func TestGolden2026DaemonHTTP(t *testing.T) {
 		"--http", "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp", "--header", "Authorization:Bearer T0K-of-the-2026-golden-replay-0123", "--base", base)
 	checkSummary2026(t, out, err)
 }
+
+// TestSDK2ClientInterop drives the daemon with the official TypeScript
+// client 2.x in each negotiation mode, over --local-only stdio and over
+// the full daemon's HTTP: "auto" and a pin negotiate 2026-07-28, the
+// default "legacy" initializes at 2025-11-25. Every tool, a large result
+// and a cancelled exec each time.
+func TestSDK2ClientInterop(t *testing.T) {
+	_, interop := nodeSetup(t)
+	need(t, exists(filepath.Join(interop, "node_modules/@modelcontextprotocol/client/package.json")),
+		"@modelcontextprotocol/client 2.x (npm ci --prefix interop)")
+	bin := cliBinary(t)
+	script := filepath.Join(repoRoot(t), "cmd/agent-backend/testdata/sdk2_interop.mjs")
+	env := []string{"MCP_CLIENT_DIR=" + filepath.Join(interop, "node_modules/@modelcontextprotocol/client")}
+	modes := []struct{ mode, want string }{{"auto", "2026-07-28"}, {"pin", "2026-07-28"}, {"legacy", "2025-11-25"}}
+	for _, m := range modes {
+		t.Run("stdio/"+m.mode, func(t *testing.T) {
+			out, err := runNode(t, 2*time.Minute, interop, env, script, m.mode, m.want, t.TempDir(), "stdio", bin, "--isolation", "none")
+			if err != nil || !strings.Contains(out, "SDK2-INTEROP-OK") {
+				t.Fatalf("interop failed (%v):\n%s", err, out)
+			}
+		})
+	}
+	d, _ := startDaemonBinary(t, bin, "--isolation", "none")
+	url := "http://127.0.0.1:" + strconv.Itoa(d.port) + "/mcp"
+	for _, m := range modes {
+		t.Run("http/"+m.mode, func(t *testing.T) {
+			out, err := runNode(t, 2*time.Minute, interop, env, script, m.mode, m.want, d.root, "http", url, "s3cret-token-of-the-cli-tests-0123")
+			if err != nil || !strings.Contains(out, "SDK2-INTEROP-OK") {
+				t.Fatalf("interop failed (%v):\n%s\ndaemon stderr:\n%s", err, out, d.stderr.String())
+			}
+		})
+	}
+}
