@@ -67,65 +67,61 @@ func TestClientTransports(t *testing.T) {
 }
 
 func testClientTransport(t *testing.T, mk func() *Client, name, want string) {
-	{
-		{
-			base := runtime.NumGoroutine()
-			c := mk()
-			ctx := context.Background()
-			init, err := c.Initialize(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantVersion := want
-			if want == "" {
-				wantVersion = ProtocolVersion2026
-			}
-			if init.ProtocolVersion != wantVersion || c.ProtocolVersion() != wantVersion || init.ServerInfo.Name != "agent-backend" || c.Initialized() == nil {
-				t.Fatalf("initialize: %+v", init)
-			}
-			if err := c.Ping(ctx); err != nil {
-				t.Fatal(err)
-			}
-			tools, err := c.ListTools(ctx)
-			if err != nil || len(tools) != 5 || tools[0].Name != "echo" {
-				t.Fatalf("tools %+v %v", tools, err)
-			}
-			res, err := c.CallTool(ctx, "echo", map[string]string{"text": "héllo\n"})
-			if err != nil || res.IsError || res.Content[0].Text != "héllo\n" {
-				t.Fatalf("echo: %+v %v", res, err)
-			}
-			res, err = c.CallTool(ctx, "echo", json.RawMessage(`{"text":"raw"}`))
-			if err != nil || res.Content[0].Text != "raw" {
-				t.Fatalf("raw args: %+v %v", res, err)
-			}
-			res, err = c.CallTool(ctx, "nope", nil)
-			var rpcErr *RPCError
-			if want == "" {
-				// The modern era makes an unknown tool a protocol error.
-				if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams || rpcErr.Message != "Tool nope not found" {
-					t.Fatalf("unknown tool: %+v %v", res, err)
-				}
-			} else if err != nil || !res.IsError || res.Content[0].Text != "MCP error -32602: Tool nope not found" {
-				t.Fatalf("unknown tool: %+v %v", res, err)
-			}
-			res, err = c.CallTool(ctx, "fail", nil)
-			if err != nil || !res.IsError || res.Content[0].Text != "it failed" {
-				t.Fatalf("fail: %+v %v", res, err)
-			}
-			_, err = c.CallTool(ctx, "echo", []int{1})
-			if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
-				t.Fatalf("array args: %v", err)
-			}
-			if err := c.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.ListTools(ctx); !errors.Is(err, ErrClosed) {
-				t.Fatalf("after close: %v", err)
-			}
-			if name != "http" && name != "http-sse" { // httptest keeps its own goroutines until Cleanup
-				waitGoroutines(t, base)
-			}
+	base := runtime.NumGoroutine()
+	c := mk()
+	ctx := context.Background()
+	init, err := c.Initialize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantVersion := want
+	if want == "" {
+		wantVersion = ProtocolVersion2026
+	}
+	if init.ProtocolVersion != wantVersion || c.ProtocolVersion() != wantVersion || init.ServerInfo.Name != "agent-backend" || c.Initialized() == nil {
+		t.Fatalf("initialize: %+v", init)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := c.ListTools(ctx)
+	if err != nil || len(tools) != 5 || tools[0].Name != "echo" {
+		t.Fatalf("tools %+v %v", tools, err)
+	}
+	res, err := c.CallTool(ctx, "echo", map[string]string{"text": "héllo\n"})
+	if err != nil || res.IsError || res.Content[0].Text != "héllo\n" {
+		t.Fatalf("echo: %+v %v", res, err)
+	}
+	res, err = c.CallTool(ctx, "echo", json.RawMessage(`{"text":"raw"}`))
+	if err != nil || res.Content[0].Text != "raw" {
+		t.Fatalf("raw args: %+v %v", res, err)
+	}
+	res, err = c.CallTool(ctx, "nope", nil)
+	var rpcErr *RPCError
+	if want == "" {
+		// The modern era makes an unknown tool a protocol error.
+		if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams || rpcErr.Message != "Tool nope not found" {
+			t.Fatalf("unknown tool: %+v %v", res, err)
 		}
+	} else if err != nil || !res.IsError || res.Content[0].Text != "MCP error -32602: Tool nope not found" {
+		t.Fatalf("unknown tool: %+v %v", res, err)
+	}
+	res, err = c.CallTool(ctx, "fail", nil)
+	if err != nil || !res.IsError || res.Content[0].Text != "it failed" {
+		t.Fatalf("fail: %+v %v", res, err)
+	}
+	_, err = c.CallTool(ctx, "echo", []int{1})
+	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+		t.Fatalf("array args: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ListTools(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after close: %v", err)
+	}
+	if name != "http" && name != "http-sse" { // httptest keeps its own goroutines until Cleanup
+		waitGoroutines(t, base)
 	}
 }
 

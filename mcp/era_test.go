@@ -270,3 +270,63 @@ func TestModernHTTPCancelByClosing(t *testing.T) {
 		t.Fatalf("call: %v", err)
 	}
 }
+
+// TestClientFallsBackToInitialize: against servers that do not speak the
+// modern era the Client falls back to initialize at 2025-11-25, whatever
+// the refusal looks like; against a modern refusal it does not.
+func TestClientFallsBackToInitialize(t *testing.T) {
+	legacy := func(discover func(w http.ResponseWriter, id json.RawMessage)) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			m, err := DecodeMessage(b)
+			if err != nil {
+				w.WriteHeader(400)
+				return
+			}
+			switch m.Method {
+			case "server/discover":
+				discover(w, m.ID)
+			case "initialize":
+				w.Header().Set("Content-Type", "application/json")
+				w.Write(appendResponse(nil, m.ID, json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"old","version":"1"}}`)))
+			default:
+				w.WriteHeader(202)
+			}
+		}))
+	}
+	for _, tc := range []struct {
+		name     string
+		discover func(w http.ResponseWriter, id json.RawMessage)
+		want     string // version, or "error"
+	}{
+		{"method not found in-band", func(w http.ResponseWriter, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(appendError(nil, id, CodeMethodNotFound, "Method not found", nil))
+		}, LatestLegacyProtocolVersion},
+		{"404 plain", func(w http.ResponseWriter, id json.RawMessage) { http.NotFound(w, nil) }, LatestLegacyProtocolVersion},
+		{"400 not initialized", func(w http.ResponseWriter, id json.RawMessage) {
+			w.WriteHeader(400)
+			w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: Server not initialized"}}`))
+		}, LatestLegacyProtocolVersion},
+		{"modern header mismatch", func(w http.ResponseWriter, id json.RawMessage) {
+			w.WriteHeader(400)
+			w.Write(appendError(nil, id, CodeHeaderMismatch, "mismatch", nil))
+		}, "error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := legacy(tc.discover)
+			defer ts.Close()
+			c := NewHTTPClient(ts.URL, HTTPClientOptions{})
+			res, err := c.Initialize(context.Background())
+			if tc.want == "error" {
+				if err == nil {
+					t.Fatalf("fell back: %+v", res)
+				}
+				return
+			}
+			if err != nil || res.ProtocolVersion != tc.want || c.ProtocolVersion() != tc.want {
+				t.Fatalf("%+v %v", res, err)
+			}
+		})
+	}
+}
