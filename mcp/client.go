@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -217,10 +218,23 @@ func (c *Client) Initialize(ctx context.Context) (*InitializeResult, error) {
 	} else if errors.As(err, &re) && (re.Code == CodeHeaderMismatch || re.Code == CodeMissingClientCapability) {
 		return nil, err // a modern server refusing this request: no fallback
 	}
-	if want != "" || ctx.Err() != nil || errors.Is(err, ErrClosed) && c.closed.Load() {
-		return nil, err
+	if want != "" || !legacyRefusal(err) {
+		return nil, err // pinned, or a failure that says nothing about the era
 	}
 	return c.initializeLegacy(ctx, LatestLegacyProtocolVersion)
+}
+
+// legacyRefusal reports whether err is how a server that does not speak
+// the modern era refuses server/discover: a JSON-RPC error, or an HTTP
+// 400, 404 or 405. Transport failures (a lost connection, a 5xx, a 401)
+// are returned as they are, never taken for an answer.
+func legacyRefusal(err error) bool {
+	var se *statusErr
+	if errors.As(err, &se) {
+		return se.status == http.StatusBadRequest || se.status == http.StatusNotFound || se.status == http.StatusMethodNotAllowed
+	}
+	var re *RPCError
+	return errors.As(err, &re)
 }
 
 // discover sends server/discover at version v and, when the server lists

@@ -101,10 +101,20 @@ func statusError(resp *http.Response, limit int64) error {
 		Error *RPCError `json:"error"`
 	}
 	if json.Unmarshal(body, &m) == nil && m.Error != nil {
-		return fmt.Errorf("%w %d: %w", ErrHTTPStatus, resp.StatusCode, m.Error)
+		return &statusErr{resp.StatusCode, fmt.Errorf("%w %d: %w", ErrHTTPStatus, resp.StatusCode, m.Error)}
 	}
-	return fmt.Errorf("%w %d: %s", ErrHTTPStatus, resp.StatusCode, strings.TrimSpace(string(body)))
+	return &statusErr{resp.StatusCode, fmt.Errorf("%w %d: %s", ErrHTTPStatus, resp.StatusCode, strings.TrimSpace(string(body)))}
 }
+
+// statusErr is the error of a request answered with an unexpected HTTP
+// status; it wraps ErrHTTPStatus.
+type statusErr struct {
+	status int
+	err    error
+}
+
+func (e *statusErr) Error() string { return e.err.Error() }
+func (e *statusErr) Unwrap() error { return e.err }
 
 func (t *httpTransport) roundTrip(ctx context.Context, id json.RawMessage, msg []byte, rh *rpcHeaders) ([]byte, error) {
 	resp, err := t.post(ctx, msg, rh)
@@ -120,7 +130,7 @@ func (t *httpTransport) roundTrip(ctx context.Context, id json.RawMessage, msg [
 				if m, err := DecodeMessage(b); err == nil && m.Error != nil && idKey(m.ID) == idKey(id) {
 					return b, nil
 				}
-				return nil, fmt.Errorf("%w %d: %s", ErrHTTPStatus, resp.StatusCode, strings.TrimSpace(string(b)))
+				return nil, &statusErr{resp.StatusCode, fmt.Errorf("%w %d: %s", ErrHTTPStatus, resp.StatusCode, strings.TrimSpace(string(b)))}
 			}
 		}
 		return nil, statusError(resp, t.opts.MaxResponseBytes)
