@@ -233,9 +233,19 @@ func legacyRefusal(err error) bool {
 	if errors.As(err, &se) {
 		return se.status == http.StatusBadRequest || se.status == http.StatusNotFound || se.status == http.StatusMethodNotAllowed
 	}
+	var nm *notModernError
+	if errors.As(err, &nm) {
+		return true
+	}
 	var re *RPCError
 	return errors.As(err, &re)
 }
+
+// notModernError: server/discover was answered, but not with the version
+// asked for (a server that answers any method, or speaks other versions).
+type notModernError struct{ msg string }
+
+func (e *notModernError) Error() string { return e.msg }
 
 // discover sends server/discover at version v and, when the server lists
 // v, makes the Client speak the modern era at v.
@@ -253,7 +263,7 @@ func (c *Client) discover(ctx context.Context, v string) (*InitializeResult, err
 		return nil, err
 	}
 	if !contains(res.SupportedVersions, v) {
-		return nil, fmt.Errorf("mcp: server/discover does not list protocol version %s (it lists %v)", v, res.SupportedVersions)
+		return nil, &notModernError{fmt.Sprintf("mcp: server/discover does not list protocol version %s (it lists %v)", v, res.SupportedVersions)}
 	}
 	init := &InitializeResult{ProtocolVersion: v, Capabilities: res.Capabilities,
 		ServerInfo: res.Meta.ServerInfo, Instructions: res.Instructions}
