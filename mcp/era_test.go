@@ -330,3 +330,38 @@ func TestClientFallsBackToInitialize(t *testing.T) {
 		})
 	}
 }
+
+// FuzzModernEnvelope feeds arbitrary _meta envelopes, methods and header
+// values to the modern era: every answer must be one valid JSON-RPC
+// response echoing the request's id.
+func FuzzModernEnvelope(f *testing.F) {
+	f.Add("tools/list", `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`, "2026-07-28", "")
+	f.Add("tools/call", `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}`, "2026-07-28", "=?base64?ZWNobw==?=")
+	f.Add("server/discover", `{"io.modelcontextprotocol/protocolVersion":7,"io.modelcontextprotocol/clientInfo":[]}`, "x", "")
+	f.Add("initialize", `{"io.modelcontextprotocol/protocolVersion":"1999-01-01","io.modelcontextprotocol/logLevel":"loud"}`, "", "\x00")
+	s := protoServer()
+	f.Fuzz(func(t *testing.T, method, meta, version, name string) {
+		if !json.Valid([]byte(meta)) {
+			return
+		}
+		m, err := json.Marshal(method)
+		if err != nil {
+			return
+		}
+		body := []byte(`{"jsonrpc":"2.0","id":"fz","method":` + string(m) + `,"params":{"_meta":` + meta + `,"name":"echo","arguments":{"text":"t"}}}`)
+		msg, err := DecodeMessage(body)
+		if err != nil {
+			return
+		}
+		hdr := http.Header{"Mcp-Protocol-Version": {version}, "Mcp-Method": {method}, "Mcp-Name": {name}}
+		resp, _ := s.serve(context.Background(), msg, serverCancels, eraPerRequest, hdr)
+		var r struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *RPCError       `json:"error"`
+		}
+		if err := json.Unmarshal(resp, &r); err != nil || string(r.ID) != `"fz"` || (r.Result == nil) == (r.Error == nil) {
+			t.Fatalf("response %q to %s", resp, body)
+		}
+	})
+}
