@@ -1,4 +1,4 @@
-# agentbe daemon image (daemon.md, "Docker Image").
+# agentbe daemon image (docs/daemon.md, "Docker image").
 #
 #   docker build -t agentbe .
 #   docker run -p 3001:3001 -e AUTH_TOKEN=$(openssl rand -hex 32) agentbe

@@ -139,6 +139,24 @@ type ScopeOptions struct {
 	Logger OpLogger
 	// LogMode selects which operations Logger receives.
 	LogMode LogMode
+	// Limits bound each command of the scope, overriding the parent's
+	// per-command limits where set (a zero field keeps the parent's).
+	// Local backends only.
+	Limits ResourceLimits
+	// Group bounds the sum of the commands of every scope made with it
+	// (see ResourceGroup); nil keeps the parent's. A nested scope without
+	// a Group stays in its parent's. Local backends only, the group made
+	// by the same backend.
+	Group *ResourceGroup
+	// Network overrides the parent's network mode ("" keeps it). Local
+	// backends only; NetworkNone needs the bwrap isolation mode.
+	Network Network
+}
+
+// confinesExec reports whether o sets anything of the scope's commands'
+// resources or network.
+func (o ScopeOptions) confinesExec() bool {
+	return !o.Limits.IsZero() || o.Group != nil || o.Network != ""
 }
 
 // Executes reports whether b can run commands (Memory backends, and scopes of

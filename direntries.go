@@ -12,7 +12,7 @@ import (
 // directory; it spares callers one Lstat per name. The MCP list tools use
 // it (toolsWorkspace).
 func (l *Local) readDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
-	done := l.log.begin("readdir", p)
+	done := l.log.begin(ctx, "readdir", p)
 	f, _, r, rel, err := l.openIn(ctx, "readdir", p)
 	if err != nil {
 		done(err)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Entrypoint of the agentbe image (daemon.md, "Entrypoint Behavior").
+# Entrypoint of the agentbe image (docs/daemon.md, "Docker image").
 #
 #   docker-entrypoint.sh agent-backend daemon [extra flags...]
 #       prepare the workspace, run /docker-entrypoint.d/*.sh, translate the

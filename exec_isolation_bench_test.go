@@ -40,7 +40,7 @@ func bwrapRefArgs(root string) []string {
 }
 
 // BenchmarkSpawnFloor spawns bare processes with os/exec: the floor an Exec
-// is compared with (ANCHORS.md, exec-floor rows).
+// is compared with (bench/README.md, the exec rows).
 func BenchmarkSpawnFloor(b *testing.B) {
 	ref := bwrapRefArgs(b.TempDir())
 	cases := []struct {

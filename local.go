@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/agentbe/agent-backend/internal/cgroup"
 	"github.com/agentbe/agent-backend/internal/sandbox"
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
@@ -63,6 +64,15 @@ type LocalConfig struct {
 	Logger OpLogger
 	// LogMode selects the operations Logger receives.
 	LogMode LogMode
+	// Limits bound each command (see ResourceLimits); the zero value
+	// limits nothing. A scope's ScopeOptions.Limits override them field by
+	// field, and ScopeOptions.Group adds a bound on the sum of a group's
+	// commands. NewLocal fails if they cannot be enforced here.
+	Limits ResourceLimits
+	// Network is what commands reach: NetworkHost ("", the default) or
+	// NetworkNone, which needs the bwrap isolation mode (NewLocal fails
+	// otherwise). ScopeOptions.Network overrides it for a scope.
+	Network Network
 }
 
 // Local is a backend on a local directory. File operations go through an
@@ -79,6 +89,17 @@ type Local struct {
 	log     opLog
 	scopes  *scopeSet
 	view    bool // an internal view of a sub-directory, used by scopes
+
+	// The resources and network of this backend's (or view's) commands:
+	// per-command limits, the group bounding their sum (nil for none), and
+	// the network mode ("" or NetworkHost: the host's).
+	limits      ResourceLimits
+	group       *ResourceGroup
+	network     Network
+	limitsCheck *limitsChecker
+	// cgroupDone, when set (tests), sees each command's cgroup before it
+	// is removed.
+	cgroupDone func(*cgroup.Command)
 }
 
 var _ Backend = (*Local)(nil)
@@ -101,6 +122,9 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	default:
 		return nil, configErr("unknown isolation mode "+string(cfg.Isolation), nil)
 	}
+	if err := validNetwork(cfg.Network); err != nil {
+		return nil, err
+	}
 	abs, err := filepath.Abs(cfg.RootDir)
 	if err != nil {
 		return nil, configErr("RootDir", err)
@@ -116,11 +140,19 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Network == NetworkNone && sb.Mode() != sandbox.Bwrap {
+		return nil, configErr("network mode none needs the bwrap isolation mode (commands run unconfined in "+
+			string(sb.Mode())+" mode)", nil)
+	}
+	checker := &limitsChecker{}
+	if _, err := checker.check(cfg.Limits); err != nil {
+		return nil, err
+	}
 	// The workspace-escape class of the check applies where no kernel
 	// confinement keeps commands in the workspace (see SafetyPolicy).
 	policy := cfg.Safety
 	policy.Confined = sb.Mode() == sandbox.Bwrap
-	checker, err := NewSafetyChecker(policy)
+	safety, err := NewSafetyChecker(policy)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +162,9 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 		return nil, configErr("cannot open RootDir", err)
 	}
 	return &Local{
-		cfg: cfg, rootDir: abs, life: life, jail: j, shell: shell, sb: sb, checker: checker,
+		cfg: cfg, rootDir: abs, life: life, jail: j, shell: shell, sb: sb, checker: safety,
 		log: opLog{logger: cfg.Logger, mode: cfg.LogMode}, scopes: newScopeSet(),
+		limits: cfg.Limits, network: cfg.Network, limitsCheck: checker,
 	}, nil
 }
 
@@ -194,6 +227,39 @@ func (l *Local) subtree(rel string) Backend {
 }
 
 func (l *Local) scopeSet() *scopeSet { return l.scopes }
+
+// confine applies a scope's limits, group and network to the view l (made
+// by subtree for that scope). An unknown network, none without bwrap,
+// limits that cannot be enforced, or a group of another backend (or
+// closed) are INVALID_CONFIGURATION errors.
+func (l *Local) confine(opts ScopeOptions) error {
+	if err := validNetwork(opts.Network); err != nil {
+		return err
+	}
+	if opts.Network == NetworkNone && l.sb.Mode() != sandbox.Bwrap {
+		return configErr("network mode none needs the bwrap isolation mode", nil)
+	}
+	if opts.Group != nil {
+		if opts.Group.local.life != l.life {
+			return configErr("the resource group belongs to another backend", nil)
+		}
+		if opts.Group.isClosed() {
+			return configErr("the resource group is closed", nil)
+		}
+		l.group = opts.Group
+	}
+	if !opts.Limits.IsZero() {
+		lim := opts.Limits.over(l.limits)
+		if _, err := l.limitsCheck.check(lim); err != nil {
+			return err
+		}
+		l.limits = lim
+	}
+	if opts.Network != "" {
+		l.network = opts.Network
+	}
+	return nil
+}
 
 // release closes the *os.Root of a view (a destroyed scope's directory).
 func (l *Local) release() {

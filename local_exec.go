@@ -59,7 +59,7 @@ func (l *Local) Exec(ctx context.Context, command string, opts ExecOptions) ([]b
 	start := time.Now()
 	out, stderr, err := l.exec(ctx, command, opts)
 	if l.log.logger != nil {
-		l.log.logExec(start, command, string(out), stderr, err)
+		l.log.logExec(ctx, start, command, string(out), stderr, err)
 	}
 	return out, err
 }
@@ -99,8 +99,32 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
+	lim, g := l.limits, l.group
+	if g != nil && g.isClosed() {
+		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
+			Err: errors.New("cannot start command: its resource group is closed")}
+	}
+	if timeout := lim.timeoutWith(g); timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeLimit)
+		defer cancel()
+	}
+	cg, err := l.commandCgroup(lim, g)
+	if err != nil {
+		return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
+			Err: errors.New("cannot confine command: " + scrubCgroup(err))}
+	}
+	if cg != nil {
+		defer func() {
+			if l.cgroupDone != nil {
+				l.cgroupDone(cg)
+			}
+			cg.Close()
+		}()
+	}
 	sc, err := l.sb.Command(ctx, sandbox.Spec{Shell: l.shell, Command: command, Root: root,
-		HostRoot: host, WorkRel: workRel, Env: env, Inherit: l.cfg.InheritEnv})
+		HostRoot: host, WorkRel: workRel, Env: env, Inherit: l.cfg.InheritEnv,
+		NoNetwork: l.network == NetworkNone, Cgroup: cg})
 	if err != nil {
 		return nil, "", l.fail("exec", opts.Dir, err)
 	}
@@ -131,7 +155,8 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		}
 	}
 	startErr := procs.Start(cmd)
-	sc.Started()
+	// Under cgroup v1 this places the command in its cgroup and lets it go.
+	placeErr := sc.Started()
 	if pipes != nil {
 		pipes.Started(startErr)
 	}
@@ -146,6 +171,7 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 			Err: errors.New("cannot start command: " + scrubHost(startErr.Error(), host))}
 	}
 	untrack := l.life.track(sc)
+	mon := watchLimits(cg)
 	var runErr error
 	if pipes != nil {
 		runErr = pipes.Wait(cmd, stdout, stderr, cmd.WaitDelay)
@@ -153,7 +179,8 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		runErr = cmd.Wait()
 	}
 	untrack()
-	if runErr == nil {
+	stopped := mon.stop()
+	if runErr == nil && stopped == "" && placeErr == nil {
 		if opts.Stdout != nil {
 			return nil, stderr.String(), nil
 		}
@@ -163,9 +190,22 @@ func (l *Local) exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		return nil, stderr.String(), &Error{Code: CodeDestroyed, Op: "exec", Command: command,
 			Backend: KindLocal, Err: ErrDestroyed}
 	}
+	if placeErr != nil {
+		return nil, stderr.String(), &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindLocal,
+			Err: errors.New("cannot confine command: " + scrubCgroup(placeErr))}
+	}
+	if stopped != "" {
+		return nil, stderr.String(), limitError(command, stopped, lim, g, cg)
+	}
+	if context.Cause(ctx) == errTimeLimit {
+		return nil, stderr.String(), limitError(command, LimitTime, lim, g, cg)
+	}
 	if ctx.Err() != nil {
 		return nil, stderr.String(), &Error{Code: CodeExecFailed, Op: "exec", Command: command,
 			Backend: KindLocal, Err: ctx.Err()}
+	}
+	if hit := hitOf(cg); hit != "" {
+		return nil, stderr.String(), limitError(command, hit, lim, g, cg)
 	}
 	var ee *exec.ExitError
 	if !errors.As(runErr, &ee) {

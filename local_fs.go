@@ -82,7 +82,7 @@ func opCode(op string) ErrorCode {
 // it (Open streams files of any size); anything but a regular file fails
 // with ErrNotRegular.
 func (l *Local) Read(ctx context.Context, p string) ([]byte, error) {
-	done := l.log.begin("read", p)
+	done := l.log.begin(ctx, "read", p)
 	data, err := l.read(ctx, p)
 	done(err)
 	return data, err
@@ -121,7 +121,7 @@ func (l *Local) MaxReadBytes() int64 { return effectiveReadLimit(l.cfg.MaxReadBy
 // device or a socket, which could block or never end); Open has no size
 // limit.
 func (l *Local) Open(ctx context.Context, p string) (io.ReadCloser, error) {
-	done := l.log.begin("open", p)
+	done := l.log.begin(ctx, "open", p)
 	f, fi, err := l.open(ctx, "open", p)
 	done(err)
 	if err != nil {
@@ -179,7 +179,7 @@ func (l *Local) openResolved(op, p string, r *os.Root, host, rel string) (*os.Fi
 // shortly before an operating-system crash may come back empty (see
 // internal/replace for why ext4's rename heuristic is not relied on).
 func (l *Local) Write(ctx context.Context, p string, data []byte) error {
-	done := l.log.begin("write", p)
+	done := l.log.begin(ctx, "write", p)
 	err := l.write(ctx, p, data)
 	done(err)
 	return err
@@ -215,7 +215,7 @@ func (l *Local) commit(p string, a *atomicFile, data []byte) error {
 // returns nil; see Write. If ctx is done before Close, Close discards the
 // content and returns ctx's error.
 func (l *Local) Create(ctx context.Context, p string) (io.WriteCloser, error) {
-	done := l.log.begin("create", p)
+	done := l.log.begin(ctx, "create", p)
 	a, err := l.create(ctx, "create", p)
 	if err != nil {
 		done(err)
@@ -241,7 +241,7 @@ func (l *Local) create(ctx context.Context, op, p string) (*atomicFile, error) {
 
 // ReadDir returns the sorted names in directory p.
 func (l *Local) ReadDir(ctx context.Context, p string) ([]string, error) {
-	done := l.log.begin("readdir", p)
+	done := l.log.begin(ctx, "readdir", p)
 	names, err := l.readDir(ctx, p)
 	done(err)
 	return names, err
@@ -263,7 +263,7 @@ func (l *Local) readDir(ctx context.Context, p string) ([]string, error) {
 
 // Mkdir creates directory p and any missing parents (mode 0755).
 func (l *Local) Mkdir(ctx context.Context, p string) error {
-	done := l.log.begin("mkdir", p)
+	done := l.log.begin(ctx, "mkdir", p)
 	err := l.mkdir(ctx, p)
 	done(err)
 	return err
@@ -286,7 +286,7 @@ func (l *Local) mkdir(ctx context.Context, p string) error {
 // Exists reports whether p exists (following links). A dangling link does
 // not exist; a link leading outside the workspace is an error.
 func (l *Local) Exists(ctx context.Context, p string) (bool, error) {
-	done := l.log.begin("exists", p)
+	done := l.log.begin(ctx, "exists", p)
 	_, err := l.stat(ctx, "exists", p)
 	if err != nil && errors.Is(err, fs.ErrNotExist) {
 		err = nil
@@ -299,7 +299,7 @@ func (l *Local) Exists(ctx context.Context, p string) (bool, error) {
 
 // Stat describes p, following links.
 func (l *Local) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
-	done := l.log.begin("stat", p)
+	done := l.log.begin(ctx, "stat", p)
 	fi, err := l.stat(ctx, "stat", p)
 	done(err)
 	return fi, err
@@ -319,7 +319,7 @@ func (l *Local) stat(ctx context.Context, op, p string) (fs.FileInfo, error) {
 
 // Lstat describes p without following a final link.
 func (l *Local) Lstat(ctx context.Context, p string) (fs.FileInfo, error) {
-	done := l.log.begin("lstat", p)
+	done := l.log.begin(ctx, "lstat", p)
 	fi, err := l.lstat(ctx, p)
 	done(err)
 	return fi, err
@@ -341,7 +341,7 @@ func (l *Local) lstat(ctx context.Context, p string) (fs.FileInfo, error) {
 // (links inside are removed, never followed); with Force a missing p is not
 // an error. The workspace root itself cannot be removed.
 func (l *Local) Remove(ctx context.Context, p string, opts RemoveOptions) error {
-	done := l.log.begin("remove", p)
+	done := l.log.begin(ctx, "remove", p)
 	err := l.remove(ctx, p, opts)
 	done(err)
 	return err
@@ -375,7 +375,7 @@ func (l *Local) remove(ctx context.Context, p string, opts RemoveOptions) error 
 // Rename moves oldPath to newPath, creating newPath's parent directories.
 // Neither may be the workspace root.
 func (l *Local) Rename(ctx context.Context, oldPath, newPath string) error {
-	done := l.log.begin2("rename", oldPath, newPath)
+	done := l.log.begin2(ctx, "rename", oldPath, newPath)
 	err := l.rename(ctx, oldPath, newPath)
 	done(err)
 	return err
@@ -409,7 +409,7 @@ func (l *Local) rename(ctx context.Context, oldPath, newPath string) error {
 // otherwise only sets its modification time to now, as touch(1) does; it
 // never truncates.
 func (l *Local) Touch(ctx context.Context, p string) error {
-	done := l.log.begin("touch", p)
+	done := l.log.begin(ctx, "touch", p)
 	err := l.touch(ctx, p)
 	done(err)
 	return err
@@ -449,7 +449,7 @@ func (l *Local) touch(ctx context.Context, p string) error {
 // For a scope whose directory does not exist yet, nothing below it can be a
 // link, so the lexical path is returned.
 func (l *Local) RealPath(ctx context.Context, p string) (string, error) {
-	done := l.log.begin("realpath", p)
+	done := l.log.begin(ctx, "realpath", p)
 	real, err := l.realPath(ctx, p)
 	done(err)
 	return real, err

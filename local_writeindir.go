@@ -22,7 +22,7 @@ func (l *Local) writeInDir(ctx context.Context, p string, data []byte) (bool, er
 	if err != nil || rel == "." {
 		return false, nil
 	}
-	done := l.log.begin("write", p) // logged only if this call writes
+	done := l.log.begin(ctx, "write", p) // logged only if this call writes
 	if ok, err := beneath.Write(ctx, l.jail.dirFile(), rel, data, wspath.IsASCII(rel)); ok {
 		err = l.fail("write", p, err)
 		done(err)

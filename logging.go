@@ -38,6 +38,15 @@ type OpLogger interface {
 	LogOp(OpEntry)
 }
 
+// ContextOpLogger is an OpLogger that also receives the context the
+// operation ran with, e.g. to read a request id or a trace id from it. A
+// backend calls LogOpContext instead of LogOp when its logger implements
+// it.
+type ContextOpLogger interface {
+	OpLogger
+	LogOpContext(ctx context.Context, e OpEntry)
+}
+
 // modifying lists the operations LogStandard reports.
 var modifying = map[string]bool{
 	"exec": true, "write": true, "create": true, "mkdir": true,
@@ -53,26 +62,37 @@ type opLog struct {
 
 // begin returns a function that logs the finished operation; it costs
 // nothing when no logger is configured or the mode excludes op.
-func (l opLog) begin(op, p string) func(err error) { return l.begin2(op, p, "") }
+func (l opLog) begin(ctx context.Context, op, p string) func(err error) {
+	return l.begin2(ctx, op, p, "")
+}
 
 // begin2 is begin for operations on two paths (rename).
-func (l opLog) begin2(op, p, p2 string) func(err error) {
+func (l opLog) begin2(ctx context.Context, op, p, p2 string) func(err error) {
 	if l.logger == nil || (l.mode == LogStandard && !modifying[op]) {
 		return func(error) {}
 	}
 	start := time.Now()
 	return func(err error) {
-		l.logger.LogOp(OpEntry{Time: start, Op: op, Path: p, Path2: p2, Scope: l.scope,
+		l.log(ctx, OpEntry{Time: start, Op: op, Path: p, Path2: p2, Scope: l.scope,
 			Success: err == nil, Duration: time.Since(start), Err: err})
 	}
 }
 
-func (l opLog) logExec(start time.Time, command, stdout, stderr string, err error) {
+func (l opLog) logExec(ctx context.Context, start time.Time, command, stdout, stderr string, err error) {
 	if l.logger == nil {
 		return
 	}
-	l.logger.LogOp(OpEntry{Time: start, Op: "exec", Command: command, Scope: l.scope,
+	l.log(ctx, OpEntry{Time: start, Op: "exec", Command: command, Scope: l.scope,
 		Success: err == nil, Duration: time.Since(start), Stdout: stdout, Stderr: stderr, Err: err})
+}
+
+// log hands e to the logger, with ctx when it takes one.
+func (l opLog) log(ctx context.Context, e OpEntry) {
+	if cl, ok := l.logger.(ContextOpLogger); ok {
+		cl.LogOpContext(ctx, e)
+		return
+	}
+	l.logger.LogOp(e)
 }
 
 // SlogLogger adapts a *slog.Logger: successful operations at Info, failures

@@ -14,9 +14,6 @@ import (
 	"github.com/agentbe/agent-backend/mcp"
 )
 
-// Version is the agentbe version reported to MCP clients and by the daemon.
-const Version = "0.1.0"
-
 // NewMCPServer returns an MCP server exposing b's workspace: the 14 tools of
 // the official filesystem server and, when b executes commands, exec (which
 // runs through b.Exec, so b's safety check and isolation apply). It has the
@@ -35,17 +32,39 @@ type MCPServerOptions struct {
 	// output is cut on a UTF-8 boundary and ends with a note giving its
 	// full length. It is always kept within the message limit.
 	MaxExecOutputBytes int
+	// OnToolCall, when set, is called once every tools/call that reached a
+	// tool has ended (a panic included), with the call's context, the
+	// tool's name, whether the result is an error, and how long the tool
+	// ran: e.g. to count calls or audit them. It runs in the call's
+	// goroutine, so it must be quick and safe for concurrent use.
+	OnToolCall func(ctx context.Context, tool string, isError bool, d time.Duration)
 }
 
 // NewMCPServerWith is NewMCPServer with opts.
 func NewMCPServerWith(b Backend, opts MCPServerOptions) *mcp.Server {
 	var run fstools.ExecFunc
 	if Executes(b) {
-		run = func(ctx context.Context, command string, env map[string]string) (fstools.ExecResult, error) {
-			out, err := b.Exec(ctx, command, ExecOptions{Env: env})
+		run = func(ctx context.Context, command string, env map[string]string, output io.Writer) (fstools.ExecResult, error) {
+			eo := ExecOptions{Env: env}
+			var stdout, stderr *procs.CapBuffer
+			if output != nil {
+				// Watched while it runs (progress, a task's output so
+				// far): stream both, and collect them here, as Exec does
+				// not when they stream.
+				stdout = &procs.CapBuffer{Max: max(DefaultMaxOutputBytes, opts.MessageLimit())}
+				stderr = &procs.CapBuffer{Max: maxStderrKept}
+				eo.Stdout, eo.Stderr = io.MultiWriter(stdout, output), io.MultiWriter(stderr, output)
+			}
+			out, err := b.Exec(ctx, command, eo)
+			if stdout != nil {
+				out = stdout.Result()
+			}
 			res := fstools.ExecResult{Stdout: out}
 			if xe := exitErrorOf(err); xe != nil {
 				res = fstools.ExecResult{Stdout: xe.Stdout, Stderr: xe.Stderr, ExitCode: xe.ExitCode}
+				if stdout != nil {
+					res.Stdout, res.Stderr = out, stderr.Bytes()
+				}
 				err = nil
 			} else if err != nil {
 				return fstools.ExecResult{}, err
@@ -57,7 +76,23 @@ func NewMCPServerWith(b Backend, opts MCPServerOptions) *mcp.Server {
 		}
 	}
 	lim := fstools.Limits{MessageBytes: opts.MessageLimit(), ExecOutputBytes: opts.MaxExecOutputBytes}
-	return mcp.NewServer(serverInfo, opts.ServerOptions, fstools.Tools(run != nil), fstools.Handler(toolsWorkspace(b), run, lim))
+	h := fstools.Handler(toolsWorkspace(b), run, lim)
+	if opts.OnToolCall != nil {
+		h = observeTools(h, opts.OnToolCall)
+	}
+	return mcp.NewServer(serverInfo, opts.ServerOptions, fstools.Tools(run != nil), h)
+}
+
+// observeTools wraps h so that done hears of every call's end.
+func observeTools(h mcp.ToolHandler, done func(context.Context, string, bool, time.Duration)) mcp.ToolHandler {
+	return func(ctx context.Context, call mcp.ToolCall) (res *mcp.CallToolResult, err error) {
+		start := time.Now()
+		failed := true // until h returns: a panic is a failure
+		defer func() { done(ctx, call.Name, failed, time.Since(start)) }()
+		res, err = h(ctx, call)
+		failed = err != nil || res != nil && res.IsError
+		return res, err
+	}
 }
 
 var serverInfo = mcp.Implementation{Name: "agent-backend", Version: Version}

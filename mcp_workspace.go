@@ -151,7 +151,7 @@ func (s *Scope) writeInDir(ctx context.Context, p string, data []byte) (bool, er
 	if !ok || s.alive("write", p) != nil {
 		return false, nil
 	}
-	done := s.log.begin("write", p) // logged only if the view writes
+	done := s.log.begin(ctx, "write", p) // logged only if the view writes
 	wrote, err := w.writeInDir(ctx, p, data)
 	if wrote {
 		done(err)

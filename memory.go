@@ -302,7 +302,7 @@ func (m *Memory) get(ctx context.Context, op, p string) (memFile, error) {
 // Read returns a copy of the value stored at p; a value larger than
 // MaxReadBytes fails with an error wrapping ErrTooLarge.
 func (m *Memory) Read(ctx context.Context, p string) ([]byte, error) {
-	done := m.log.begin("read", p)
+	done := m.log.begin(ctx, "read", p)
 	f, err := m.get(ctx, "read", p)
 	if err == nil && int64(len(f.data)) > m.maxRead {
 		err = &Error{Code: CodeReadFailed, Op: "read", Path: p, Backend: KindMemory,
@@ -321,7 +321,7 @@ func (m *Memory) MaxReadBytes() int64 { return m.maxRead }
 
 // Open streams the value stored at p.
 func (m *Memory) Open(ctx context.Context, p string) (io.ReadCloser, error) {
-	done := m.log.begin("open", p)
+	done := m.log.begin(ctx, "open", p)
 	f, err := m.get(ctx, "open", p)
 	done(err)
 	if err != nil {
@@ -337,7 +337,7 @@ func (memReader) Close() error { return nil }
 
 // Write stores a copy of data at p.
 func (m *Memory) Write(ctx context.Context, p string, data []byte) error {
-	done := m.log.begin("write", p)
+	done := m.log.begin(ctx, "write", p)
 	err := m.put(ctx, "write", p, bytes.Clone(data))
 	done(err)
 	return err
@@ -366,7 +366,7 @@ func (m *Memory) Create(ctx context.Context, p string) (io.WriteCloser, error) {
 	if _, err := m.key(ctx, "create", p); err != nil {
 		return nil, err
 	}
-	return &memWriter{m: m, ctx: ctx, p: p, done: m.log.begin("create", p)}, nil
+	return &memWriter{m: m, ctx: ctx, p: p, done: m.log.begin(ctx, "create", p)}, nil
 }
 
 // memWriter collects a Create's content, up to the backend's
@@ -428,7 +428,7 @@ func (m *Memory) ReadDir(ctx context.Context, p string) ([]string, error) {
 // children lists the immediate children of p, sorted, with their synthetic
 // information, in one pass under one lock (logged as "readdir").
 func (m *Memory) children(ctx context.Context, p string) ([]memInfo, error) {
-	done := m.log.begin("readdir", p)
+	done := m.log.begin(ctx, "readdir", p)
 	k, err := m.key(ctx, "readdir", p)
 	if err != nil {
 		done(err)
@@ -463,7 +463,7 @@ func (m *Memory) children(ctx context.Context, p string) ([]memInfo, error) {
 // Mkdir is a no-op: directories are implicit in the keys. The path is still
 // validated.
 func (m *Memory) Mkdir(ctx context.Context, p string) error {
-	done := m.log.begin("mkdir", p)
+	done := m.log.begin(ctx, "mkdir", p)
 	_, err := m.key(ctx, "mkdir", p)
 	done(err)
 	return err
@@ -471,7 +471,7 @@ func (m *Memory) Mkdir(ctx context.Context, p string) error {
 
 // Exists reports whether p is a key or a prefix of keys.
 func (m *Memory) Exists(ctx context.Context, p string) (bool, error) {
-	done := m.log.begin("exists", p)
+	done := m.log.begin(ctx, "exists", p)
 	_, err := m.stat(ctx, "exists", p)
 	if err != nil && CodeOf(err) == CodeKeyNotFound {
 		done(nil) // a missing key is an answer, not a failure
@@ -484,7 +484,7 @@ func (m *Memory) Exists(ctx context.Context, p string) (bool, error) {
 // Stat returns synthetic information: a key is a file of its value's size, a
 // prefix of keys is a directory.
 func (m *Memory) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
-	done := m.log.begin("stat", p)
+	done := m.log.begin(ctx, "stat", p)
 	fi, err := m.stat(ctx, "stat", p)
 	done(err)
 	return fi, err
@@ -492,7 +492,7 @@ func (m *Memory) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 
 // Lstat is Stat: the store has no links.
 func (m *Memory) Lstat(ctx context.Context, p string) (fs.FileInfo, error) {
-	done := m.log.begin("lstat", p)
+	done := m.log.begin(ctx, "lstat", p)
 	fi, err := m.stat(ctx, "lstat", p)
 	done(err)
 	return fi, err
@@ -520,7 +520,7 @@ func (m *Memory) stat(ctx context.Context, op, p string) (fs.FileInfo, error) {
 // Remove deletes the key p; with Recursive also every key below it. A
 // prefix with keys below it is not removed without Recursive (ENOTEMPTY).
 func (m *Memory) Remove(ctx context.Context, p string, opts RemoveOptions) error {
-	done := m.log.begin("remove", p)
+	done := m.log.begin(ctx, "remove", p)
 	err := m.remove(ctx, p, opts)
 	done(err)
 	return err
@@ -570,7 +570,7 @@ func (m *Memory) remove(ctx context.Context, p string, opts RemoveOptions) error
 // Rename moves the key oldPath (or every key below the prefix oldPath) to
 // newPath, replacing what is there.
 func (m *Memory) Rename(ctx context.Context, oldPath, newPath string) error {
-	done := m.log.begin2("rename", oldPath, newPath)
+	done := m.log.begin2(ctx, "rename", oldPath, newPath)
 	err := m.rename(ctx, oldPath, newPath)
 	done(err)
 	return err
@@ -625,7 +625,7 @@ func (m *Memory) rename(ctx context.Context, oldPath, newPath string) error {
 
 // Touch stores an empty value at p if it is absent; it never overwrites.
 func (m *Memory) Touch(ctx context.Context, p string) error {
-	done := m.log.begin("touch", p)
+	done := m.log.begin(ctx, "touch", p)
 	k, err := m.key(ctx, "touch", p)
 	if err == nil {
 		m.store.mu.Lock()
@@ -644,7 +644,7 @@ func (m *Memory) Touch(ctx context.Context, p string) error {
 
 // RealPath returns the absolute path of p under RootDir (no links exist).
 func (m *Memory) RealPath(ctx context.Context, p string) (string, error) {
-	done := m.log.begin("realpath", p)
+	done := m.log.begin(ctx, "realpath", p)
 	k, err := m.key(ctx, "realpath", p)
 	done(err)
 	if err != nil {
@@ -667,7 +667,7 @@ func (m *Memory) Exec(ctx context.Context, command string, _ ExecOptions) ([]byt
 	if err == nil {
 		err = &Error{Code: CodeNotImplemented, Op: "exec", Command: command, Backend: KindMemory, Err: ErrNotImplemented}
 	}
-	m.log.logExec(start, command, "", "", err)
+	m.log.logExec(ctx, start, command, "", "", err)
 	return nil, err
 }
 

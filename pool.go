@@ -19,8 +19,7 @@ type PoolConfig[C any] struct {
 	Defaults C
 	// Merge combines the defaults with an override; nil means: every
 	// non-zero field of the override replaces the defaults' field (maps and
-	// slices as a whole), which is what client.md's "override values take
-	// precedence" asks of a struct.
+	// slices as a whole): override values take precedence.
 	Merge func(defaults, override C) C
 	// IdleTimeout is how long a backend nobody holds stays pooled; zero
 	// means 5 minutes.
@@ -64,9 +63,9 @@ type PoolConfig[C any] struct {
 	ShardRetry time.Duration
 }
 
-// isUsable reports whether the pool may hand b out again: client.md reuses
-// a backend only while it is connected (a Remote that lost its daemon is
-// replaced, which for a sharded pool moves the key to a live daemon). A
+// isUsable reports whether the pool may hand b out again: a pool reuses a
+// backend only while it is connected (a Remote that lost its daemon is
+// replaced; see docs/scaling.md for where a sharded pool places it). A
 // pool of Remote backends should therefore connect them in New.
 func isUsable(b Backend) bool {
 	s := b.Status()
@@ -74,8 +73,8 @@ func isUsable(b Backend) bool {
 }
 
 // Pool keeps at most one backend per key and hands it to whoever asks for
-// that key, counting its users; see client.md "Connection Pooling". It is
-// safe for concurrent use.
+// that key, counting its users; see docs/scaling.md. It is safe for
+// concurrent use.
 //
 // A backend is built once per key even when many goroutines acquire the key
 // at once before it exists (they wait for the one build). A pooled backend

@@ -29,7 +29,7 @@ const (
 const UnlimitedRetries = -1
 
 // ReconnectConfig controls how a Remote reconnects after losing its
-// connection (client.md "Reconnection Behavior"). The zero value is the
+// connection (docs/status-and-errors.md, reconnection). The zero value is the
 // spec's default: enabled, 5 attempts, delays of 1 s, 2 s, 4 s, … capped at
 // 30 s.
 type ReconnectConfig struct {
@@ -218,7 +218,12 @@ func (r *Remote) Destroy(ctx context.Context) error {
 	return r.core.destroy()
 }
 
-// Scope returns a view restricted to the sub-directory p.
+// Scope returns a view restricted to the sub-directory p. On our daemon
+// the restriction is the daemon's as well as the client's: the scope's
+// commands run with only the scope mounted (under bwrap) and its files go
+// through an SFTP session the daemon jails at the scope (see
+// remote_scope.go; RootDir must then be the daemon's --rootDir or a
+// directory under it). On other SSH servers it is the client's alone.
 func (r *Remote) Scope(p string, opts ScopeOptions) (*Scope, error) {
 	if err := r.core.alive("scope", p); err != nil {
 		return nil, err

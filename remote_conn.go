@@ -77,11 +77,20 @@ type remoteLink struct {
 	// path itself from OpenSSH or the reference, "/" (or a path from "/" of
 	// its workspace) from ours.
 	presentedRoot string
+	// ours: the server is our daemon (its version string says so), which
+	// confines scopes itself (see remote_scope.go).
+	ours bool
+
+	scopeMu    sync.Mutex
+	scopes     map[string]*scopeSession // SFTP sessions of scopes, by RootDir
+	scopeTick  uint64
+	scopeFreed chan struct{} // closed when a session becomes idle
 }
 
 func (l *remoteLink) close() {
 	l.once.Do(func() {
 		close(l.lost)
+		l.closeScopes()
 		l.sftp.Close()
 		l.ssh.Close()
 	})
@@ -370,7 +379,7 @@ func (c *remoteCore) dial(ctx context.Context) (*remoteLink, error) {
 	// The end of the SFTP stream is the loss of the link, which exists only
 	// once this dial succeeded: until then the dial's own errors report it.
 	var owner atomic.Pointer[remoteLink]
-	sftp, err := openSFTP(ctx, client, func(cause error) {
+	sftp, err := openSFTPIn(ctx, client, "", func(cause error) {
 		if l := owner.Load(); l != nil {
 			c.lost(l, cause)
 		}
@@ -390,7 +399,8 @@ func (c *remoteCore) dial(ctx context.Context) (*remoteLink, error) {
 		return nil, fmt.Errorf("workspace %s on the daemon: %w", c.rootDir, err)
 	}
 	c.removeLeftBehind(ctx, sftp)
-	l := &remoteLink{ssh: client, sftp: sftp, lost: make(chan struct{}), presentedRoot: presented}
+	l := &remoteLink{ssh: client, sftp: sftp, lost: make(chan struct{}), presentedRoot: presented,
+		ours: isOurDaemon(client)}
 	owner.Store(l)
 	go c.keepalive(l)
 	return l, nil
@@ -438,6 +448,10 @@ func (c *remoteCore) removeLeftBehind(ctx context.Context, s *sftpjail.Client) {
 	}
 }
 
+// isOurDaemon reports whether the SSH server is our daemon, by its
+// version string.
+func isOurDaemon(c *ssh.Client) bool { return strings.Contains(string(c.ServerVersion()), "agentbe") }
+
 func isSSHAuthFailure(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "unable to authenticate") || strings.Contains(msg, "no supported methods remain")
@@ -482,12 +496,19 @@ func (c *remoteCore) checkHostKey(host string, remote net.Addr, key ssh.PublicKe
 		err: err, is: ErrHostKeyRefused}
 }
 
-// openSFTP starts the "sftp" subsystem on a new session; down is told when
+// openSFTPIn starts the "sftp" subsystem on a new session, jailed by our
+// daemon at scope (its RootDir) when scope is not ""; down is told when
 // its stream ends (see sessionStream).
-func openSFTP(ctx context.Context, client *ssh.Client, down func(error)) (*sftpjail.Client, error) {
+func openSFTPIn(ctx context.Context, client *ssh.Client, scope string, down func(error)) (*sftpjail.Client, error) {
 	s, err := client.NewSession()
 	if err != nil {
 		return nil, err
+	}
+	if scope != "" {
+		if err := sendScope(s, scope); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	w, err := s.StdinPipe()
 	if err != nil {
@@ -501,6 +522,9 @@ func openSFTP(ctx context.Context, client *ssh.Client, down func(error)) (*sftpj
 	}
 	if err := s.RequestSubsystem("sftp"); err != nil {
 		s.Close()
+		if scope != "" {
+			return nil, fmt.Errorf("sftp subsystem: %w: %w", errScopeRefused, err)
+		}
 		return nil, fmt.Errorf("sftp subsystem: %w", err)
 	}
 	return sftpjail.NewClientContext(ctx, sessionStream{r: r, w: w, s: s, down: down},

@@ -27,7 +27,10 @@ import (
 //
 // Working directory and environment travel in the command line, in the
 // form the TypeScript client uses (HOME='<dir>' K='v' cd "<dir>" && cmd,
-// internal/execline), which our daemon recognises and applies exactly. Other daemons (the
+// internal/execline), which our daemon recognises and applies exactly; our
+// daemon is also told the Remote's RootDir (AGENTBE_SCOPE, see
+// remote_scope.go), so that a scope's command sees only the scope (under
+// the daemon's bwrap isolation, nothing else is mounted). Other daemons (the
 // TypeScript reference, a plain sshd) would give the variables to "cd"
 // only, so for them the same assignments are exported again before the
 // command. A directory whose name contains $ ` \ or " cannot be written in
@@ -36,7 +39,7 @@ func (r *Remote) Exec(ctx context.Context, command string, opts ExecOptions) ([]
 	start := time.Now()
 	out, stderr, err := r.exec(ctx, command, opts)
 	if lg := r.core.logFor(r.view); lg.logger != nil {
-		lg.logExec(start, command, string(out), stderr, err)
+		lg.logExec(ctx, start, command, string(out), stderr, err)
 	}
 	return out, err
 }
@@ -102,8 +105,20 @@ func (r *Remote) exec(ctx context.Context, command string, opts ExecOptions) ([]
 	} else {
 		s.Stderr = stderr
 	}
-	ours := strings.Contains(string(l.ssh.ServerVersion()), "agentbe")
-	if err := s.Start(execline.Encode(dir, env, command, !ours)); err != nil {
+	if l.ours {
+		// The scope (RootDir) is the command's boundary on the daemon;
+		// dir is only its working directory.
+		if err := sendScope(s, r.rootDir); err != nil {
+			return nil, "", r.fail("exec", "", l, err)
+		}
+	}
+	if err := s.Start(execline.Encode(dir, env, command, !l.ours)); err != nil {
+		if l.ours {
+			if _, down := probe(l, time.Second); !down {
+				return nil, "", &Error{Code: CodeExecError, Op: "exec", Command: command, Backend: KindRemote,
+					Err: fmt.Errorf("%w: %s: %w", errScopeRefused, r.rootDir, err)}
+			}
+		}
 		return nil, "", r.fail("exec", "", l, err)
 	}
 	waited := make(chan error, 1)

@@ -35,10 +35,30 @@ func (r *Remote) linkOp(ctx context.Context, op, p string, fn func(ctx context.C
 	return r.fail(op, p, l, fn(ctx, l, rp))
 }
 
-// sftpOp is linkOp for fn that needs only the link's SFTP client.
+// sftpOp is linkOp for fn that needs only an SFTP client: the session of
+// this Remote (see sftpFor), held while fn runs.
 func (r *Remote) sftpOp(ctx context.Context, op, p string, fn func(ctx context.Context, c *sftpjail.Client, rp string) error) error {
+	return r.sftpOpHeld(ctx, op, p, func(ctx context.Context, c *sftpjail.Client, rp string, hold func() func()) error {
+		return fn(ctx, c, rp)
+	})
+}
+
+// sftpOpHeld is sftpOp for fn whose result keeps using the session after
+// it returns (a reader, a writer): hold returns the release that its Close
+// calls instead.
+func (r *Remote) sftpOpHeld(ctx context.Context, op, p string, fn func(ctx context.Context, c *sftpjail.Client, rp string, hold func() func()) error) error {
 	return r.linkOp(ctx, op, p, func(ctx context.Context, l *remoteLink, rp string) error {
-		return fn(ctx, l.sftp, rp)
+		c, _, release, err := r.sftpFor(ctx, l)
+		if err != nil {
+			return err
+		}
+		held := false
+		defer func() {
+			if !held {
+				release()
+			}
+		}()
+		return fn(ctx, c, rp, func() func() { held = true; return release })
 	})
 }
 
@@ -76,7 +96,7 @@ func (r *Remote) MaxReadBytes() int64 { return effectiveReadLimit(r.core.cfg.Max
 // without waiting for the reply. A file that grows meanwhile is read as it
 // was; one that shrinks, up to its end.
 func (r *Remote) Read(ctx context.Context, p string) (data []byte, err error) {
-	done := r.logBegin("read", p)
+	done := r.logBegin(ctx, "read", p)
 	err = r.sftpOp(ctx, "read", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		var fi fs.FileInfo
 		var statErr error
@@ -122,7 +142,7 @@ func (r *Remote) Read(ctx context.Context, p string) (data []byte, err error) {
 // created. A new file gets mode 0644 (before the daemon's umask); a
 // replaced one keeps its permission bits.
 func (r *Remote) Write(ctx context.Context, p string, data []byte) error {
-	done := r.logBegin("write", p)
+	done := r.logBegin(ctx, "write", p)
 	err := r.sftpOp(ctx, "write", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		w, err := remoteCreate(ctx, r.core, c, rp)
 		if err != nil {
@@ -140,15 +160,15 @@ func (r *Remote) Write(ctx context.Context, p string, data []byte) error {
 
 // Open streams the file p (many reads in flight; see sftpjail.File).
 func (r *Remote) Open(ctx context.Context, p string) (rc io.ReadCloser, err error) {
-	done := r.logBegin("open", p)
-	err = r.sftpOp(ctx, "open", p, func(_ context.Context, c *sftpjail.Client, rp string) error {
+	done := r.logBegin(ctx, "open", p)
+	err = r.sftpOpHeld(ctx, "open", p, func(_ context.Context, c *sftpjail.Client, rp string, hold func() func()) error {
 		// The file outlives this call: its context is the caller's, not the
 		// operation timeout's.
 		f, err := c.Open(ctx, rp)
 		if err != nil {
 			return err
 		}
-		rc = &remoteReader{f: f, wrap: func(err error) error { return r.wrapErr("open", p, err) }}
+		rc = &remoteReader{f: f, wrap: func(err error) error { return r.wrapErr("open", p, err) }, release: hold()}
 		return nil
 	})
 	done(err)
@@ -158,8 +178,9 @@ func (r *Remote) Open(ctx context.Context, p string) (rc io.ReadCloser, err erro
 // remoteReader is a file opened by Remote.Open: its errors are *Error
 // values (CONNECTION_CLOSED when the link went down), io.EOF aside.
 type remoteReader struct {
-	f    *sftpjail.File
-	wrap func(error) error
+	f       *sftpjail.File
+	wrap    func(error) error
+	release func() // of the SFTP session (idempotent)
 }
 
 func (r *remoteReader) wrapErr(err error) error {
@@ -180,18 +201,23 @@ func (r *remoteReader) WriteTo(w io.Writer) (int64, error) {
 	return n, r.wrapErr(err)
 }
 
-func (r *remoteReader) Close() error { return r.wrapErr(r.f.Close()) }
+func (r *remoteReader) Close() error {
+	err := r.f.Close()
+	r.release()
+	return r.wrapErr(err)
+}
 
 // Create returns a writer whose content replaces p atomically when Close
 // returns nil; cancelling ctx or a failed write abandons it and leaves p as
 // it was.
 func (r *Remote) Create(ctx context.Context, p string) (wc io.WriteCloser, err error) {
-	done := r.logBegin("create", p)
-	err = r.sftpOp(ctx, "create", p, func(_ context.Context, c *sftpjail.Client, rp string) error {
+	done := r.logBegin(ctx, "create", p)
+	err = r.sftpOpHeld(ctx, "create", p, func(_ context.Context, c *sftpjail.Client, rp string, hold func() func()) error {
 		w, err := remoteCreate(ctx, r.core, c, rp)
 		if err != nil {
 			return err
 		}
+		w.release = hold()
 		w.wrap = func(err error) error { return r.wrapErr("create", p, err) }
 		w.done = done
 		wc = w
@@ -227,7 +253,7 @@ func (r *Remote) wrapErr(op, p string, err error) error {
 
 // ReadDir lists the names in directory p, sorted.
 func (r *Remote) ReadDir(ctx context.Context, p string) (names []string, err error) {
-	done := r.logBegin("readdir", p)
+	done := r.logBegin(ctx, "readdir", p)
 	err = r.sftpOp(ctx, "readdir", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		infos, err := c.ReadDir(ctx, rp)
 		if err != nil {
@@ -246,7 +272,7 @@ func (r *Remote) ReadDir(ctx context.Context, p string) (names []string, err err
 
 // Mkdir creates directory p and its parents.
 func (r *Remote) Mkdir(ctx context.Context, p string) error {
-	done := r.logBegin("mkdir", p)
+	done := r.logBegin(ctx, "mkdir", p)
 	err := r.mkdirAll(ctx, p)
 	done(err)
 	return err
@@ -261,7 +287,7 @@ func (r *Remote) mkdirAll(ctx context.Context, p string) error {
 
 // Exists reports whether p exists.
 func (r *Remote) Exists(ctx context.Context, p string) (ok bool, err error) {
-	done := r.logBegin("exists", p)
+	done := r.logBegin(ctx, "exists", p)
 	err = r.sftpOp(ctx, "exists", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		_, err := c.Stat(ctx, rp)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -276,7 +302,7 @@ func (r *Remote) Exists(ctx context.Context, p string) (ok bool, err error) {
 
 // Stat describes p, following links.
 func (r *Remote) Stat(ctx context.Context, p string) (fi fs.FileInfo, err error) {
-	done := r.logBegin("stat", p)
+	done := r.logBegin(ctx, "stat", p)
 	err = r.sftpOp(ctx, "stat", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		fi, err = c.Stat(ctx, rp)
 		return err
@@ -287,7 +313,7 @@ func (r *Remote) Stat(ctx context.Context, p string) (fi fs.FileInfo, err error)
 
 // Lstat describes p without following a final link.
 func (r *Remote) Lstat(ctx context.Context, p string) (fi fs.FileInfo, err error) {
-	done := r.logBegin("lstat", p)
+	done := r.logBegin(ctx, "lstat", p)
 	err = r.sftpOp(ctx, "lstat", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		fi, err = c.Lstat(ctx, rp)
 		return err
@@ -299,7 +325,7 @@ func (r *Remote) Lstat(ctx context.Context, p string) (fi fs.FileInfo, err error
 // Remove deletes p; see RemoveOptions. The workspace root itself cannot be
 // removed.
 func (r *Remote) Remove(ctx context.Context, p string, opts RemoveOptions) error {
-	done := r.logBegin("remove", p)
+	done := r.logBegin(ctx, "remove", p)
 	err := r.sftpOp(ctx, "remove", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		if rp == r.rootDir {
 			return &fs.PathError{Op: "remove", Path: p, Err: fs.ErrPermission}
@@ -323,7 +349,7 @@ func (r *Remote) Remove(ctx context.Context, p string, opts RemoveOptions) error
 
 // Rename moves oldPath to newPath, replacing newPath if it exists.
 func (r *Remote) Rename(ctx context.Context, oldPath, newPath string) error {
-	done := r.core.logFor(r.view).begin2("rename", oldPath, newPath)
+	done := r.core.logFor(r.view).begin2(ctx, "rename", oldPath, newPath)
 	rn, err := r.remotePath("rename", newPath)
 	if err == nil {
 		err = r.sftpOp(ctx, "rename", oldPath, func(ctx context.Context, c *sftpjail.Client, ro string) error {
@@ -337,7 +363,7 @@ func (r *Remote) Rename(ctx context.Context, oldPath, newPath string) error {
 // Touch creates p (and its parents) if it does not exist; it never
 // truncates.
 func (r *Remote) Touch(ctx context.Context, p string) error {
-	done := r.logBegin("touch", p)
+	done := r.logBegin(ctx, "touch", p)
 	err := r.sftpOp(ctx, "touch", p, func(ctx context.Context, c *sftpjail.Client, rp string) error {
 		f, err := c.OpenFile(ctx, rp, os.O_WRONLY|os.O_CREATE, 0o644)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -361,14 +387,19 @@ func (r *Remote) Touch(ctx context.Context, p string) error {
 // so the answer is mapped through how the daemon presented RootDir when the
 // connection was made.
 func (r *Remote) RealPath(ctx context.Context, p string) (real string, err error) {
-	done := r.logBegin("realpath", p)
+	done := r.logBegin(ctx, "realpath", p)
 	err = r.linkOp(ctx, "realpath", p, func(ctx context.Context, l *remoteLink, rp string) error {
-		got, err := l.sftp.RealPath(ctx, rp)
+		c, presented, release, err := r.sftpFor(ctx, l)
+		if err != nil {
+			return err
+		}
+		defer release()
+		got, err := c.RealPath(ctx, rp)
 		if err != nil {
 			return err
 		}
 		var ok bool
-		if real, ok = r.fromPresented(l, got); !ok {
+		if real, ok = r.fromPresented(presented, got); !ok {
 			real = ""
 			return ErrPathEscape
 		}
@@ -379,9 +410,9 @@ func (r *Remote) RealPath(ctx context.Context, p string) (real string, err error
 }
 
 // fromPresented maps a path as the daemon presents it back to a path under
-// this backend's RootDir; false when it lies outside.
-func (r *Remote) fromPresented(l *remoteLink, got string) (string, bool) {
-	presented := wspath.Join(l.presentedRoot, r.rel)
+// this backend's RootDir, which the daemon presents as presented; false
+// when it lies outside.
+func (r *Remote) fromPresented(presented, got string) (string, bool) {
 	if !inside(got, presented) {
 		return "", false
 	}
@@ -403,6 +434,9 @@ type remoteWriter struct {
 	mode   fs.FileMode // of the replaced file, 0 if new
 	wrap   func(error) error
 	done   func(error)
+	// release lets go of the SFTP session once the writer is finished
+	// (nil while remoteCreate runs).
+	release func()
 
 	mu     sync.Mutex
 	closed bool
@@ -477,6 +511,7 @@ func (w *remoteWriter) commit() error {
 		return fs.ErrClosed
 	}
 	w.closed = true
+	defer w.finished()
 	err := w.f.Close()
 	if err == nil {
 		err = w.ctx.Err()
@@ -500,6 +535,15 @@ func (w *remoteWriter) abort() {
 		w.closed = true
 		w.f.Close()
 		w.removeTemp()
+		w.finished()
+	}
+}
+
+// finished releases the SFTP session; w.mu is held.
+func (w *remoteWriter) finished() {
+	if w.release != nil {
+		w.release()
+		w.release = nil
 	}
 }
 
@@ -525,7 +569,9 @@ func (w *remoteWriter) Close() error {
 	return err
 }
 
-func (r *Remote) logBegin(op, p string) func(error) { return r.core.logFor(r.view).begin(op, p) }
+func (r *Remote) logBegin(ctx context.Context, op, p string) func(error) {
+	return r.core.logFor(r.view).begin(ctx, op, p)
+}
 
 // logFor returns the operation log of the root (views log through their
 // Scope instead).

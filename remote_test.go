@@ -642,7 +642,7 @@ func TestRemoteStopsRetryingWhenRefused(t *testing.T) {
 }
 
 // TestRemoteMCPNoRetry: an MCP request that fails (a 503, then a dropped
-// connection) propagates at once; nothing is sent again (client.md: MCP
+// connection) propagates at once; nothing is sent again (docs/status-and-errors.md, reconnection: MCP
 // requests MUST NOT be retried automatically).
 func TestRemoteMCPNoRetry(t *testing.T) {
 	ctx := context.Background()

@@ -256,7 +256,7 @@ func keywordRule(class string, code ErrorCode, ws []string, guidance string) saf
 // they close obvious gaps of the listed ones (rm -fr, ln -sf, tee /etc/x,
 // | /bin/sh, a bare "..").
 var builtinRules = []safetyRule{
-	// safety.md: \brm\b.*-rf?\b.*[/~*] and \brm\b.*[/~*].*-rf?\b; added:
+	// the documented pattern (docs/safety.md): \brm\b.*-rf?\b.*[/~*] and \brm\b.*[/~*].*-rf?\b; added:
 	// other spellings of the recursive flag (-fr, -r -f, -R, --recursive).
 	findRule("destructive rm", CodeDangerousOperation,
 		`\brm\b.*(?:`+rmFlag+`.*[/~*]|[/~*].*`+rmFlag+`)`, findDestructiveRm, nil, guideRm).onlyWith("rm"),
@@ -268,7 +268,7 @@ var builtinRules = []safetyRule{
 	wordRule("system modification", CodeDangerousOperation, `\bchown\b.*root`, []string{"chown"}, []string{"root"}, guideSys),
 	findRule("pipe to shell", CodeDangerousOperation, `curl\b.*\|\s*(sh|bash|zsh|fish)\b`, findToolPipe("curl"), []string{"curl", "|"}, guidePipe).onlyWith(shellWords...),
 	findRule("pipe to shell", CodeDangerousOperation, `wget\b.*\|\s*(sh|bash|zsh|fish)\b`, findToolPipe("wget"), []string{"wget", "|"}, guidePipe).onlyWith(shellWords...),
-	// safety.md: \|\s*(sh|bash|zsh|fish)\s*$; added: anywhere, with a path.
+	// the documented pattern (docs/safety.md): \|\s*(sh|bash|zsh|fish)\s*$; added: anywhere, with a path.
 	findRule("pipe to shell", CodeDangerousOperation,
 		`\|\s*(sh|bash|zsh|fish)\s*$`+
 			`|(?:^|[^|])\|\s*(?:\S*/)?(?:sh|bash|zsh|fish|dash|ksh)\b`,

@@ -78,8 +78,23 @@ func newScope(parent scopeOwner, p string, opts ScopeOptions) (*Scope, error) {
 	if lg.logger == nil {
 		lg.logger, lg.mode = parentLog.logger, parentLog.mode
 	}
+	inner := parent.subtree(rel)
+	if opts.confinesExec() {
+		lv, ok := inner.(*Local)
+		if !ok {
+			if r, ok := inner.(interface{ release() }); ok {
+				r.release()
+			}
+			return nil, &Error{Code: CodeNotImplemented, Op: "scope", Path: p, Backend: parent.Kind(), Err: ErrNotImplemented,
+				Reason: "resource limits, groups and network modes apply to scopes of Local backends"}
+		}
+		if err := lv.confine(opts); err != nil {
+			lv.release()
+			return nil, err
+		}
+	}
 	s := &Scope{
-		parent: parent, inner: parent.subtree(rel), rel: rel, fullRel: fullRel,
+		parent: parent, inner: inner, rel: rel, fullRel: fullRel,
 		rootDir: wspath.Join(parent.RootDir(), rel), env: mergeMaps(parentEnv, opts.Env),
 		log: lg, children: newScopeSet(),
 	}
@@ -242,7 +257,7 @@ func (s *Scope) ensureDir(ctx context.Context, rel string) error {
 // run wraps an operation with the liveness check, optional scope creation
 // and logging.
 func (s *Scope) run(ctx context.Context, op, p string, write bool, fn func() error) error {
-	return s.runLogged(ctx, s.log.begin(op, p), op, p, write, fn)
+	return s.runLogged(ctx, s.log.begin(ctx, op, p), op, p, write, fn)
 }
 
 // runLogged is run with the log entry already begun (two-path operations).
@@ -278,7 +293,7 @@ func (s *Scope) Open(ctx context.Context, p string) (rc io.ReadCloser, err error
 // Create returns an atomic writer for p; see Local.Create. The scope logs
 // the outcome when the writer is closed.
 func (s *Scope) Create(ctx context.Context, p string) (io.WriteCloser, error) {
-	done := s.log.begin("create", p)
+	done := s.log.begin(ctx, "create", p)
 	err := s.alive("create", p)
 	if err == nil {
 		err = s.ensureRoot(ctx)
@@ -350,7 +365,7 @@ func (s *Scope) Remove(ctx context.Context, p string, opts RemoveOptions) error 
 
 // Rename moves oldPath to newPath inside the scope.
 func (s *Scope) Rename(ctx context.Context, oldPath, newPath string) error {
-	return s.runLogged(ctx, s.log.begin2("rename", oldPath, newPath), "rename", oldPath, true,
+	return s.runLogged(ctx, s.log.begin2(ctx, "rename", oldPath, newPath), "rename", oldPath, true,
 		func() error { return s.inner.Rename(ctx, oldPath, newPath) })
 }
 
@@ -392,7 +407,7 @@ func (s *Scope) Exec(ctx context.Context, command string, opts ExecOptions) ([]b
 		}
 	}
 	if s.log.logger != nil {
-		s.log.logExec(start, command, string(out), stderr, err)
+		s.log.logExec(ctx, start, command, string(out), stderr, err)
 	}
 	return out, err
 }

@@ -21,7 +21,7 @@ func TestScopePaths(t *testing.T) {
 		t.Fatalf("scope RootDir/Kind/Path = %q %v %q", u1.RootDir(), u1.Kind(), u1.Path())
 	}
 	mustOK(t, u1.Write(ctx, "file.txt", []byte("u1")))
-	// conventions.md "Scoped Workspaces": the three forms name one file.
+	// docs/paths.md, scoped workspaces: the three forms name one file.
 	for _, p := range []string{"file.txt", "/file.txt", filepath.Join(root, "users/user1/file.txt")} {
 		if got, err := u1.Read(ctx, p); err != nil || string(got) != "u1" {
 			t.Fatalf("Read(%q) = %q, %v", p, got, err)

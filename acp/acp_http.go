@@ -18,16 +18,17 @@ func (h *Handler) acpList(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	servers := h.visible(b)
+	servers := h.visible(r, b)
 	release()
 	writeJSON(w, http.StatusOK, map[string]any{"servers": servers})
 }
 
-// visible describes the instances started in b's scope: another scope's
-// are neither listed nor counted in an agent's serverStatus.
-func (h *Handler) visible(b agentbe.Backend) []InstanceInfo {
-	root := b.RootDir()
-	return h.proxy.list(func(in *Instance) bool { return in.root == root })
+// visible describes the instances started in b's scope and r's
+// partition: another scope's or partition's are neither listed nor
+// counted in an agent's serverStatus.
+func (h *Handler) visible(r *http.Request, b agentbe.Backend) []InstanceInfo {
+	root, part := b.RootDir(), h.partition(r).Key
+	return h.proxy.list(func(in *Instance) bool { return in.part == part && in.root == root })
 }
 
 func sessionNotFound(id string) *problemError {
@@ -110,7 +111,8 @@ func (h *Handler) acpPost(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) attach(w http.ResponseWriter, r *http.Request, id, agentID string) (*Instance, bool) {
 	var b agentbe.Backend
 	release := func() {}
-	if in := h.proxy.Get(id); in != nil {
+	part := h.partition(r)
+	if in := h.proxy.get(part.Key, id); in != nil {
 		var ok bool
 		if b, release, ok = h.backend(w, r); !ok {
 			return nil, false
@@ -146,7 +148,7 @@ func (h *Handler) attach(w http.ResponseWriter, r *http.Request, id, agentID str
 			return nil, false
 		}
 	}
-	in, err := h.proxy.Bootstrap(id, a, b, release)
+	in, err := h.proxy.bootstrap(r.Context(), part, id, a, b, release)
 	if err != nil {
 		writeProblem(w, err)
 		return nil, false
@@ -158,12 +160,12 @@ func (h *Handler) attach(w http.ResponseWriter, r *http.Request, id, agentID str
 // instance existed; the process group is killed and reaped (bounded by
 // ProxyConfig.StopWait).
 func (h *Handler) acpDelete(w http.ResponseWriter, r *http.Request) {
-	in, ok := h.instanceFor(w, r, h.proxy.Get(r.PathValue("server_id")))
+	in, ok := h.instanceFor(w, r, h.proxy.get(h.partition(r).Key, r.PathValue("server_id")))
 	if !ok {
 		return
 	}
 	if in != nil {
-		h.proxy.forget(in) // not an instance that replaced it meanwhile
+		h.proxy.forget(r.Context(), in, "deleted") // not an instance that replaced it meanwhile
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -182,7 +184,7 @@ func (h *Handler) acpStream(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, badRequest(err.Error()))
 		return
 	}
-	in, ok := h.instanceFor(w, r, h.proxy.WaitFor(r.Context(), id, orDefault(h.cfg.AttachWait, DefaultAttachWait)))
+	in, ok := h.instanceFor(w, r, h.proxy.waitFor(r.Context(), h.partition(r).Key, id, orDefault(h.cfg.AttachWait, DefaultAttachWait)))
 	if !ok {
 		return
 	}

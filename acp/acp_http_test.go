@@ -98,7 +98,7 @@ func TestACPEndToEnd(t *testing.T) {
 	}
 }
 
-// TestACPErrors covers acp-proxy.md §3.6.
+// TestACPErrors covers the ACP transport errors of docs/acp-proxy.md.
 func TestACPErrors(t *testing.T) {
 	e := newTestEnv(t, envOpts{})
 	e.startSession("s1")
@@ -461,7 +461,7 @@ func TestACPNoLeaks(t *testing.T) {
 }
 
 // TestACPKeepAlive: an idle stream gets ": keepalive" comments, every 15 s
-// by default (acp-proxy.md §3.4).
+// by default (docs/acp-proxy.md, ACP transport).
 func TestACPKeepAlive(t *testing.T) {
 	if DefaultKeepAlive != 15*time.Second {
 		t.Fatalf("DefaultKeepAlive %v, the spec says 15s", DefaultKeepAlive)

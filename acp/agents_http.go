@@ -59,7 +59,7 @@ func (h *Handler) agentList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	servers := h.visible(b)
+	servers := h.visible(r, b)
 	agents := []agentInfo{}
 	for _, a := range h.agents.List() {
 		agents = append(agents, h.info(r.Context(), b, a, servers))
@@ -79,7 +79,7 @@ func (h *Handler) agentGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	writeJSON(w, http.StatusOK, h.info(r.Context(), b, a, h.visible(b)))
+	writeJSON(w, http.StatusOK, h.info(r.Context(), b, a, h.visible(r, b)))
 }
 
 // installRequest is sandbox-agent's AgentInstallRequest; the versions are
@@ -131,7 +131,7 @@ func (h *Handler) agentInstall(w http.ResponseWriter, r *http.Request) {
 	stderr := newTailBuffer(4 << 10)
 	_, err := b.Exec(ctx, a.Install, agentbe.ExecOptions{Env: agentEnv(a, h.proxy.cfg.SecretEnv), Stdout: io.Discard, Stderr: stderr})
 	if err != nil {
-		h.logger().Warn("acp: agent install failed", "agent", a.ID, "took", time.Since(start), "stderr", stderr.String())
+		h.logger().WarnContext(r.Context(), "acp: agent install failed", "agent", a.ID, "took", time.Since(start), "stderr", stderr.String())
 		p := streamError(http.StatusBadGateway, "install command for agent "+a.ID+" failed: "+execSummary(err))
 		p.Extra["details"] = map[string]string{"message": p.Detail, "stderr": stderr.String()}
 		writeProblem(w, p)

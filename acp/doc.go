@@ -1,6 +1,6 @@
 // Package acp serves the Agent Client Protocol proxy and the HTTP file API
 // of the agentbe daemon, wire-compatible with sandbox-agent 0.4.2's
-// TypeScript SDK (see ../shared/spec/acp-proxy.md):
+// TypeScript SDK (see docs/acp-proxy.md):
 //
 //	GET  /                                  service banner
 //	GET  /v1/health                         {"status":"ok"}

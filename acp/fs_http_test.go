@@ -417,7 +417,7 @@ func TestConfigRoutes(t *testing.T) {
 	}
 	for _, u := range []string{"/v1/config/mcp?mcpName=x", "/v1/config/mcp?directory=proj", "/v1/config/skills?directory=proj",
 		"/v1/config/skills?skillName=s"} {
-		for _, method := range []string{"GET", "PUT", "DELETE"} { // required on every operation (acp-proxy.md §5.3, §5.4)
+		for _, method := range []string{"GET", "PUT", "DELETE"} { // required on every operation (docs/acp-proxy.md, File API)
 			if r := e.do(method, u, "application/json", []byte(`{"type":"local","command":"x"}`)); r.status != 400 {
 				t.Errorf("%s %s: %d", method, u, r.status)
 			}

@@ -218,7 +218,7 @@ func TestGoldenVsSandboxAgent(t *testing.T) {
 		{name: "delete non-empty dir", method: "DELETE", path: "/v1/fs/entry?path=up",
 			diff: "409 conflict instead of 502 stream_error for a non-empty directory", wantStatus: 409},
 		{name: "upload wrong type", method: "POST", path: "/v1/fs/upload-batch", ctype: "application/octet-stream", body: tb.String(),
-			diff: "415 unsupported_media_type instead of 400, as acp-proxy.md §3.6 maps content types", wantStatus: 415},
+			diff: "415 unsupported_media_type instead of 400, as docs/acp-proxy.md maps content types", wantStatus: 415},
 		{name: "upload tar slip", method: "POST", path: "/v1/fs/upload-batch?path=up", ctype: "application/x-tar", body: evil.String()},
 		{name: "upload symlink member", method: "POST", path: "/v1/fs/upload-batch?path=symup", ctype: "application/x-tar", body: symTar.String(),
 			diff: "ESCAPE in sandbox-agent: it extracts a symbolic link to any host path (here /etc); refused with 400 here", wantStatus: 400},

@@ -46,6 +46,11 @@ const (
 type Config struct {
 	// Resolve gives each request its backend. Required.
 	Resolve Resolver
+	// Partition, when set, gives each request the partition of server ids
+	// it works in (the daemon: one per tenant), e.g. from the identity its
+	// authentication established; nil puts every request in the default
+	// one.
+	Partition func(r *http.Request) Partition
 	// Agents is the agent registry; nil means DefaultRegistry().
 	Agents *Registry
 	// Proxy configures the ACP proxy core (timeouts, replay ring, limits,
@@ -167,6 +172,14 @@ func (h *Handler) backend(w http.ResponseWriter, r *http.Request) (agentbe.Backe
 		release = func() {}
 	}
 	return b, release, true
+}
+
+// partition is the request's partition.
+func (h *Handler) partition(r *http.Request) Partition {
+	if h.cfg.Partition == nil {
+		return Partition{}
+	}
+	return h.cfg.Partition(r)
 }
 
 func (h *Handler) logger() *slog.Logger {

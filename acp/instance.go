@@ -20,6 +20,7 @@ import (
 // to one agent process, its pending requests and its replay ring.
 type Instance struct {
 	id      string
+	part    string // its Partition's Key
 	agent   string
 	root    string // RootDir of the backend it runs on (its scope)
 	created time.Time

@@ -91,6 +91,9 @@ func writeProblem(w http.ResponseWriter, err error) {
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
+	if p.Status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+	}
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(body)
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -52,6 +53,27 @@ type ProxyConfig struct {
 	SecretEnv []string
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// OnInstance, when set, hears of every instance created and ended,
+	// with the context of the request that caused it (context.Background
+	// for an agent that failed to start, or a proxy closed). It must be
+	// quick.
+	OnInstance func(ctx context.Context, ev InstanceEvent)
+}
+
+// InstanceEvent is an instance created or ended, as
+// ProxyConfig.OnInstance hears of it.
+type InstanceEvent struct {
+	// Started is true for a new instance (its process starting in the
+	// background), false for one that ended.
+	Started  bool
+	ServerID string
+	Agent    string
+	// Reason says why an instance ended: "deleted", "failed" (its agent
+	// could not be installed or started) or "closed" (the proxy was
+	// closed).
+	Reason string
+	// Lifetime is how long an ended instance lived.
+	Lifetime time.Duration
 }
 
 func (c *ProxyConfig) requestTimeout() time.Duration {
@@ -78,19 +100,36 @@ func orDefault[T int | time.Duration | int64](v, d T) T {
 	return d
 }
 
+// Partition is a set of server ids of its own: an instance of one
+// partition is invisible from every other (ids, listings, conflicts and
+// streams), and two partitions may use the same id. The daemon gives each
+// tenant one. The zero value is the default partition, without a cap of
+// its own.
+type Partition struct {
+	// Key names the partition; "" is the default one.
+	Key string
+	// MaxInstances bounds the partition's live instances (starting one
+	// more answers 429); 0 means only ProxyConfig.MaxInstances applies.
+	MaxInstances int
+}
+
+// instKey is an instance's key: its partition and server id.
+type instKey struct{ part, id string }
+
 // Proxy is the transport-free ACP proxy core: the set of instances keyed
-// by server ID. It is safe for concurrent use.
+// by partition and server ID. It is safe for concurrent use. Its exported
+// methods work on the default partition.
 type Proxy struct {
 	cfg     ProxyConfig
 	mu      sync.Mutex
-	insts   map[string]*Instance
+	insts   map[instKey]*Instance
 	changed chan struct{} // closed and replaced when an instance is added
 	closed  bool
 }
 
 // NewProxy returns an empty proxy.
 func NewProxy(cfg ProxyConfig) *Proxy {
-	return &Proxy{cfg: cfg, insts: map[string]*Instance{}, changed: make(chan struct{})}
+	return &Proxy{cfg: cfg, insts: map[instKey]*Instance{}, changed: make(chan struct{})}
 }
 
 // Bootstrap returns the instance for serverID, creating it for agent a on
@@ -100,12 +139,19 @@ func NewProxy(cfg ProxyConfig) *Proxy {
 // instance bound to another agent, or started on a backend with another
 // root (another scope, which must not reach it), is a 409 problem.
 func (p *Proxy) Bootstrap(serverID string, a Agent, b agentbe.Backend, release func()) (*Instance, error) {
+	return p.bootstrap(context.Background(), Partition{}, serverID, a, b, release)
+}
+
+// bootstrap is Bootstrap in partition part on behalf of the request ctx
+// belongs to; beyond part's cap of instances it answers 429.
+func (p *Proxy) bootstrap(rctx context.Context, part Partition, serverID string, a Agent, b agentbe.Backend, release func()) (*Instance, error) {
 	if release == nil {
 		release = func() {}
 	}
 	root := b.RootDir()
+	key := instKey{part.Key, serverID}
 	p.mu.Lock()
-	if in, ok := p.insts[serverID]; ok {
+	if in, ok := p.insts[key]; ok {
 		p.mu.Unlock()
 		release()
 		switch {
@@ -127,45 +173,90 @@ func (p *Proxy) Bootstrap(serverID string, a Agent, b agentbe.Backend, release f
 		return nil, problem(http.StatusTooManyRequests, "too_many_instances", "Too Many Instances",
 			"too many ACP instances; DELETE one first")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	in := &Instance{id: serverID, agent: a.ID, root: root, created: time.Now(), cfg: &p.cfg,
+	if part.MaxInstances > 0 && p.countLocked(part.Key) >= part.MaxInstances {
+		p.mu.Unlock()
+		release()
+		return nil, problem(http.StatusTooManyRequests, "too_many_instances", "Too Many Instances",
+			"this tenant has "+strconv.Itoa(part.MaxInstances)+" ACP instances already (its limit); DELETE one first")
+	}
+	// The instance outlives the request, but keeps its values (e.g. the
+	// request id its agent's install command is audited with).
+	ctx, cancel := context.WithCancel(context.WithoutCancel(rctx))
+	in := &Instance{id: serverID, part: part.Key, agent: a.ID, root: root, created: time.Now(), cfg: &p.cfg,
 		ring:   NewRing(orDefault(p.cfg.ReplayEvents, DefaultReplayEvents), orDefault(p.cfg.ReplayBytes, DefaultReplayBytes)),
 		stderr: newTailBuffer(8 << 10), ready: make(chan struct{}), exited: make(chan struct{}),
 		ctx: ctx, cancel: cancel, release: release, pending: map[string]chan []byte{}}
-	p.insts[serverID] = in
+	p.insts[key] = in
 	close(p.changed)
 	p.changed = make(chan struct{})
 	p.mu.Unlock()
-	go in.start(a, b, p.cfg.SecretEnv, func() { p.forget(in) })
+	if p.cfg.OnInstance != nil {
+		p.cfg.OnInstance(rctx, InstanceEvent{Started: true, ServerID: serverID, Agent: a.ID})
+	}
+	go in.start(a, b, p.cfg.SecretEnv, func() { p.forget(context.Background(), in, "failed") })
 	return in, nil
 }
 
-// forget removes in (if still registered) and releases it.
-func (p *Proxy) forget(in *Instance) {
+// forget removes in (if still registered) and releases it; the removal is
+// reported to OnInstance with reason, on behalf of the request ctx
+// belongs to.
+func (p *Proxy) forget(ctx context.Context, in *Instance, reason string) {
 	p.mu.Lock()
-	if p.insts[in.id] == in {
-		delete(p.insts, in.id)
+	key := instKey{in.part, in.id}
+	removed := p.insts[key] == in
+	if removed {
+		delete(p.insts, key)
 	}
 	p.mu.Unlock()
 	in.close(p.cfg.stopWait())
+	if removed {
+		p.ended(ctx, in, reason)
+	}
+}
+
+// ended reports the end of in to OnInstance.
+func (p *Proxy) ended(ctx context.Context, in *Instance, reason string) {
+	if p.cfg.OnInstance != nil {
+		p.cfg.OnInstance(ctx, InstanceEvent{ServerID: in.id, Agent: in.agent, Reason: reason, Lifetime: time.Since(in.created)})
+	}
+}
+
+// countLocked counts the instances of partition part; p.mu is held.
+func (p *Proxy) countLocked(part string) int {
+	n := 0
+	for k := range p.insts {
+		if k.part == part {
+			n++
+		}
+	}
+	return n
 }
 
 // Get returns the instance for serverID, or nil.
-func (p *Proxy) Get(serverID string) *Instance {
+func (p *Proxy) Get(serverID string) *Instance { return p.get("", serverID) }
+
+// get returns the instance for serverID in partition part, or nil.
+func (p *Proxy) get(part, serverID string) *Instance {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.insts[serverID]
+	return p.insts[instKey{part, serverID}]
 }
 
 // WaitFor returns the instance for serverID, waiting up to d for it to be
 // created (a client may open the SSE stream a moment before its first POST
 // reaches the server). It returns nil when none appeared.
 func (p *Proxy) WaitFor(ctx context.Context, serverID string, d time.Duration) *Instance {
+	return p.waitFor(ctx, "", serverID, d)
+}
+
+// waitFor is WaitFor in partition part.
+func (p *Proxy) waitFor(ctx context.Context, part, serverID string, d time.Duration) *Instance {
 	t := time.NewTimer(d)
 	defer t.Stop()
+	key := instKey{part, serverID}
 	for {
 		p.mu.Lock()
-		in, ch := p.insts[serverID], p.changed
+		in, ch := p.insts[key], p.changed
 		p.mu.Unlock()
 		if in != nil {
 			return in
@@ -184,8 +275,34 @@ func (p *Proxy) WaitFor(ctx context.Context, serverID string, d time.Duration) *
 // error. It returns once the process is reaped, or after StopWait.
 func (p *Proxy) Delete(serverID string) {
 	if in := p.Get(serverID); in != nil {
-		p.forget(in)
+		p.forget(context.Background(), in, "deleted")
 	}
+}
+
+// ListPartition describes the instances of partition key, sorted by
+// creation time.
+func (p *Proxy) ListPartition(key string) []InstanceInfo {
+	return p.list(func(in *Instance) bool { return in.part == key })
+}
+
+// DeletePartition stops and forgets every instance of partition key (the
+// daemon's, of a tenant removed from its tenants file): their streams end
+// and their processes are killed and reaped (each within StopWait).
+func (p *Proxy) DeletePartition(key string) {
+	p.mu.Lock()
+	var gone []*Instance
+	for k, in := range p.insts {
+		if k.part == key {
+			gone = append(gone, in)
+		}
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, in := range gone {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.forget(context.Background(), in, "deleted") }()
+	}
+	wg.Wait()
 }
 
 // List describes every instance, sorted by creation time.
@@ -219,12 +336,16 @@ func (p *Proxy) Close() {
 	p.mu.Lock()
 	p.closed = true
 	all := p.insts
-	p.insts = map[string]*Instance{}
+	p.insts = map[instKey]*Instance{}
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, in := range all {
 		wg.Add(1)
-		go func() { defer wg.Done(); in.close(p.cfg.stopWait()) }()
+		go func() {
+			defer wg.Done()
+			in.close(p.cfg.stopWait())
+			p.ended(context.Background(), in, "closed")
+		}()
 	}
 	wg.Wait()
 }

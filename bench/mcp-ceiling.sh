@@ -11,7 +11,7 @@
 #   bench/mcp-ceiling.sh tails [ROUNDS]   p50/p99 of read_text_file, list_directory and write_file
 #                                         at c=32 against the full daemon
 #
-# It uses the shared harness (../shared/bench: benchtool, wrk + lib/mcp.lua; run
+# It uses the side-by-side harness (BENCH_HARNESS, see bench/README.md: benchtool, wrk + lib/mcp.lua; run
 # its `./run.sh setup` once) and prints one line per run plus the median ratio.
 set -euo pipefail
 

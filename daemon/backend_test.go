@@ -13,8 +13,8 @@ import (
 )
 
 // TestRequestBackend: the one rule of what a request works on, as every
-// route gets it: the static scope confines every request, a request
-// without one may name its own, a refusal is a *scopeRefusal, and release
+// HTTP route gets it (the principal's scope narrowed by X-Scope-Path): the
+// static scope confines every request, a request without one may name its own, a refusal is a *scopeRefusal, and release
 // lets go of the scope it made.
 func TestRequestBackend(t *testing.T) {
 	ctx := context.Background()
@@ -38,7 +38,7 @@ func TestRequestBackend(t *testing.T) {
 		{static, "", "tenant", ""},
 		{static, "other", "", "Scope conflict"},
 	} {
-		b, release, err := c.d.requestBackend(ctx, c.header)
+		b, release, err := c.d.requestBackend(ctx, principal{scope: c.d.staticScope}, c.header)
 		var refused *scopeRefusal
 		switch {
 		case c.refused != "":

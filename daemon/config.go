@@ -8,6 +8,7 @@ package daemon
 
 import (
 	"github.com/agentbe/agent-backend/acp"
+	"io"
 	"log/slog"
 	"time"
 
@@ -21,6 +22,7 @@ const (
 	DefaultMaxInFlight       = 256
 	DefaultMaxSSHConns       = 64
 	DefaultMaxChannels       = 16
+	DefaultMaxUploads        = 32
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
 	DefaultBodyReadTimeout   = 30 * time.Second
@@ -42,6 +44,15 @@ type Config struct {
 	Isolation agentbe.Isolation
 	// Shell selects the shell; "" means auto (/bin/bash, else /bin/sh).
 	Shell agentbe.Shell
+	// ExecLimits bound every command (MCP exec, SSH exec, shells, PTYs,
+	// ACP agents; see agentbe.ResourceLimits); zero limits nothing. Limits
+	// this host cannot enforce make New fail.
+	ExecLimits agentbe.ResourceLimits
+	// ExecNetwork is what commands reach: agentbe.NetworkHost ("", the
+	// default: the host's network, this daemon's port, loopback services
+	// and cloud metadata included) or agentbe.NetworkNone (an empty network
+	// namespace per command; needs the bwrap isolation).
+	ExecNetwork agentbe.Network
 
 	// Host is the address Run binds; "" means all interfaces, as the
 	// reference daemon does. Run logs one warning when no AuthToken is set
@@ -89,6 +100,19 @@ type Config struct {
 	// more answers 429); 0 means acp.DefaultMaxInstances.
 	MaxACPInstances int
 
+	// MaxUploads bounds concurrent /v1 uploads (PUT /v1/fs/file, POST
+	// /v1/fs/upload-batch), within MaxInFlight; one beyond is answered 503
+	// "daemon full". 0 means DefaultMaxUploads.
+	MaxUploads int
+
+	// TenantsFile, when set, is the tenants file (see ParseTenants and
+	// docs/tenancy.md): each tenant's token reaches only its scope, and
+	// each tenant also has caps of its own (a tenant at one gets 429).
+	// With no AuthToken only tenants get in. It requires kernel isolation
+	// (Isolation must resolve to bwrap) and excludes ScopePath; New fails
+	// otherwise, or when the file is invalid. Run reloads it on SIGHUP.
+	TenantsFile string
+
 	// MaxBodyBytes limits an MCP request body (413 beyond); 0 means
 	// mcp.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -123,6 +147,15 @@ type Config struct {
 	// a status below 400, else at Info) and warnings; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// AuditLog, when set, receives the audit log: one JSON object per
+	// line for every operation that changes or runs something (commands,
+	// MCP tool calls, file writes, moves and deletes through MCP, SFTP and
+	// /v1, ACP agents started and stopped, refused authentications), with
+	// the request id (docs/observability.md has the schema). Records are
+	// buffered and written by one goroutine at least every second and when
+	// the Server is closed; a writer that fails or stalls never blocks a
+	// request (the error is logged once, the lost records counted).
+	AuditLog io.Writer
 	// ACPAgents extends or overrides the built-in ACP agents
 	// (acp.DefaultRegistry), from --acp-agent id=command flags
 	// (acp.ParseAgentFlag) and an --acp-agents-file (acp.ParseAgentsJSON).
@@ -144,6 +177,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxChannelsPerConn <= 0 {
 		c.MaxChannelsPerConn = DefaultMaxChannels
+	}
+	if c.MaxUploads <= 0 {
+		c.MaxUploads = DefaultMaxUploads
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = DefaultMaxInFlight

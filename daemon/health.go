@@ -3,9 +3,9 @@ package daemon
 import (
 	"encoding/json"
 	"net/http"
-	"runtime/debug"
 	"strconv"
-	"sync"
+
+	"github.com/agentbe/agent-backend/internal/buildinfo"
 )
 
 // healthBody is GET /health's response. The first four fields are the
@@ -19,8 +19,8 @@ type healthBody struct {
 	// Isolation is the mode commands run in: bwrap, software or none (auto
 	// resolved to what it chose).
 	Isolation string `json:"isolation"`
-	// ResourceLimits reports whether per-command resource limits (CPU,
-	// memory, processes) are enforced.
+	// ResourceLimits reports whether resource limits (memory, processes,
+	// CPU, wall time) are in force for commands (see docs/limits.md).
 	ResourceLimits bool        `json:"resourceLimits"`
 	Build          healthBuild `json:"build"`
 	// Checks is only in the readiness answer (GET /health?ready=1).
@@ -33,47 +33,21 @@ type healthTransport struct {
 	SSH   bool `json:"ssh"`
 }
 
-// healthBuild describes the binary: what the Go toolchain recorded in it
-// (runtime/debug.ReadBuildInfo), the revision overridable by
-// Config.Revision for builds made without the repository's metadata.
-type healthBuild struct {
-	// Version is the main module's version: a tag for `go install
-	// …@vX.Y.Z`, "(devel)" for a build from a checkout.
-	Version  string `json:"version"`
-	Revision string `json:"revision,omitempty"`
-	Time     string `json:"time,omitempty"`
-	Modified bool   `json:"modified,omitempty"`
-	Go       string `json:"go"`
+// healthBuild describes the binary (internal/buildinfo), the revision
+// overridable by Config.Revision for builds made without the repository's
+// metadata.
+type healthBuild = buildinfo.Info
+
+// resourceLimitsEnforced reports whether the daemon limits commands'
+// resources: New fails when limits asked for cannot be enforced, so a
+// running daemon with limits enforces them.
+func resourceLimitsEnforced(c Config, execs *tenantExecs) bool {
+	return !c.ExecLimits.IsZero() || execs.anyLimits()
 }
-
-// readBuild is the build information of this binary, read once.
-var readBuild = sync.OnceValue(func() healthBuild {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return healthBuild{Version: "unknown"}
-	}
-	b := healthBuild{Version: bi.Main.Version, Go: bi.GoVersion}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			b.Revision = s.Value
-		case "vcs.time":
-			b.Time = s.Value
-		case "vcs.modified":
-			b.Modified = s.Value == "true"
-		}
-	}
-	return b
-})
-
-// resourceLimitsEnforced reports whether the daemon confines each
-// command's resources. Nothing does yet: commands share the daemon's
-// (the container's) limits.
-func resourceLimitsEnforced(Config) bool { return false }
 
 // healthBody is /health's answer for s, without the readiness checks.
 func (s *Server) healthBody() healthBody {
-	build := readBuild()
+	build := buildinfo.Read()
 	if s.cfg.Revision != "" {
 		build.Revision, build.Time, build.Modified = s.cfg.Revision, "", false
 	}
@@ -81,7 +55,7 @@ func (s *Server) healthBody() healthBody {
 		Status: "ok", Version: s.cfg.Version, RootDir: s.rootDir,
 		Transports:     healthTransport{MCP: true, SSHWS: !s.cfg.DisableSSHWS, SSH: s.cfg.Conventional != nil},
 		Isolation:      string(s.local.Isolation()),
-		ResourceLimits: resourceLimitsEnforced(s.cfg),
+		ResourceLimits: resourceLimitsEnforced(s.cfg, &s.execs),
 		Build:          build,
 	}
 }

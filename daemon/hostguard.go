@@ -45,7 +45,7 @@ func (s *Server) hostGuard(h http.Handler) http.Handler {
 
 // foreignRequest reports why hostGuard refuses r, or "".
 func (s *Server) foreignRequest(r *http.Request) string {
-	if s.token.enabled {
+	if s.authEnabled() {
 		return ""
 	}
 	if hostcheck.OnLoopback(r) {
@@ -92,5 +92,5 @@ func writeForbidden(w http.ResponseWriter, r *http.Request, msg string) {
 // logRefused logs, at Info, a request refused before its route ran, with
 // the client's address (the access line says only the status).
 func logRefused(log *slog.Logger, r *http.Request, reason string) {
-	log.Info("daemon: request refused", "reason", reason, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+	log.InfoContext(r.Context(), "daemon: request refused", "reason", reason, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
 }

@@ -82,19 +82,44 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // by pl, answered 500 if nothing was sent yet, and its access line is at
 // Error whatever its status (a panic after the answer was sent would
 // otherwise hide behind a 200).
-func accessLog(pl *panicLog, h http.Handler) http.Handler {
+func accessLog(pl *panicLog, h http.Handler) http.Handler { return observeRequests(pl, nil, h) }
+
+// observeRequests is accessLog that also gives every request its
+// requestInfo (its X-Request-Id, set on the response at once, and the
+// trace id of its traceparent) in its context, and, when m is not nil,
+// counts it in the HTTP metrics.
+func observeRequests(pl *panicLog, m *serverMetrics, h http.Handler) http.Handler {
 	log := pl.log
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		info := &requestInfo{ID: requestID(r.Header.Get("X-Request-Id")), Remote: r.RemoteAddr, Route: routeOf(r.URL.Path)}
+		if tp := r.Header.Values("Traceparent"); len(tp) == 1 {
+			info.TraceID = parseTraceparent(tp[0])
+		}
+		info.idHeader[0] = info.ID
+		w.Header()["X-Request-Id"] = info.idHeader[:]
+		r = r.WithContext(withRequestInfo(r.Context(), info))
+		var body *countingBody
+		if m != nil {
+			if r.Body != nil && r.Body != http.NoBody {
+				body = &info.body
+				body.ReadCloser = r.Body
+				r.Body = body
+			}
+			m.inFlight.Inc()
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			panicked := false
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
+					if m != nil {
+						m.inFlight.Dec()
+					}
 					panic(v)
 				}
 				panicked = true
-				pl.recovered("HTTP "+r.Method+" "+r.URL.Path, v)
+				pl.recoveredContext(r.Context(), "HTTP "+r.Method+" "+r.URL.Path, v)
 				if sw.status == 0 {
 					writeJSON(sw, http.StatusInternalServerError, errorBody{"Internal Server Error", "The request could not be completed"})
 				}
@@ -103,6 +128,15 @@ func accessLog(pl *panicLog, h http.Handler) http.Handler {
 			if status == 0 {
 				status = http.StatusOK
 			}
+			dur := time.Since(start)
+			if m != nil {
+				m.inFlight.Dec()
+				var in int64
+				if body != nil {
+					in = body.n
+				}
+				m.request(info.Route, status, dur, in, sw.bytes)
+			}
 			level := slog.LevelDebug
 			switch {
 			case panicked:
@@ -110,9 +144,12 @@ func accessLog(pl *panicLog, h http.Handler) http.Handler {
 			case status >= 400:
 				level = slog.LevelInfo
 			}
+			if !log.Enabled(r.Context(), level) {
+				return
+			}
 			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
 				slog.Int("status", status), slog.Int64("bytes", sw.bytes),
-				slog.Duration("dur", time.Since(start)), slog.String("remote", r.RemoteAddr)}
+				slog.Duration("dur", dur), slog.String("remote", r.RemoteAddr)}
 			if panicked {
 				attrs = append(attrs, slog.Bool("panic", true))
 			}

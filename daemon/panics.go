@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -18,9 +19,13 @@ type panicLog struct {
 // recovered logs v, recovered in where, at Error with the stack of the
 // panicking goroutine (call it from the deferred function that recovered)
 // and counts it.
-func (p *panicLog) recovered(where string, v any) {
+func (p *panicLog) recovered(where string, v any) { p.recoveredContext(context.Background(), where, v) }
+
+// recoveredContext is recovered for a panic in the work of the request
+// ctx belongs to, whose id the line then carries.
+func (p *panicLog) recoveredContext(ctx context.Context, where string, v any) {
 	p.n.Add(1)
-	p.log.Error("daemon: recovered panic", "where", where, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	p.log.ErrorContext(ctx, "daemon: recovered panic", "where", where, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 }
 
 // RecoveredPanics reports how many panics the server has recovered from

@@ -68,7 +68,7 @@ func (r *readiness) check(context.Context) readyChecks {
 	if !r.at.IsZero() && time.Since(r.at) < r.ttl {
 		return r.last
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	ctx, cancel := context.WithTimeout(internal(context.Background()), readyTimeout)
 	defer cancel()
 	wsErr := checkWorkspace(r.rootDir)
 	isoErr := r.checkIsolation(ctx)

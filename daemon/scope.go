@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/http"
 	"path"
 	"strconv"
 	"strings"
@@ -102,26 +103,38 @@ func usableScopeName(seg string) bool {
 
 // requestBackend is the one place that decides what a request works on:
 // the daemon's workspace, or the scope of it the request is confined to.
-// The static scope (Config.ScopePath) confines every request of every
-// route; without one, an HTTP request may name its own (header, the value
-// of X-Scope-Path; "" for none, and always "" for SSH), and no scope means
-// the whole workspace. A scope is opened for this request alone, with its
+// p is who sent it (authenticate): the operator's scope is the static one
+// (Config.ScopePath) or "" for the whole workspace, a tenant's is its
+// scope. header, the request's X-Scope-Path ("" for none), narrows it (see
+// narrowScope). A scope is opened for this request alone, with its
 // directory made, without following links (every route expects it to
 // exist); release, never nil, lets go of it once the request is done.
 //
 // An error the request caused (a scope conflicting with the static one, an
-// invalid path, a link or a file where the scope's directory should be) is
-// a *scopeRefusal, which each route answers in its own words; any other
-// error is the daemon's own failure.
-func (s *Server) requestBackend(ctx context.Context, header string) (b agentbe.Backend, release func(), err error) {
-	scope, refused := s.requestScopePath(header)
+// invalid path, a scope outside the tenant's, a link or a file where the
+// scope's directory should be) is a *scopeRefusal, which each route
+// answers in its own words; any other error is the daemon's own failure.
+func (s *Server) requestBackend(ctx context.Context, p principal, header string) (b agentbe.Backend, release func(), err error) {
+	scope, refused := s.narrowScope(p, header)
 	if refused != nil {
 		return nil, nil, refused
 	}
+	return s.scopeBackend(ctx, p, scope)
+}
+
+// scopeBackend is requestBackend for a scope already decided (narrowScope's
+// answer, or an SSH channel's scope inside its principal's): the workspace
+// for "", else that scope opened with p's options (scopeOptions).
+func (s *Server) scopeBackend(ctx context.Context, p principal, scope string) (b agentbe.Backend, release func(), err error) {
+	requestInfoFrom(ctx).setScope(scope)
 	if scope == "" {
 		return s.local, func() {}, nil
 	}
-	sc, err := s.openScope(ctx, scope)
+	opts, err := s.scopeOptions(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := s.openScope(ctx, scope, opts)
 	if err != nil {
 		if refused := openScopeRefusal(err); refused != nil {
 			return nil, nil, refused
@@ -131,27 +144,48 @@ func (s *Server) requestBackend(ctx context.Context, header string) (b agentbe.B
 	return sc, func() { sc.Destroy(context.Background()) }, nil
 }
 
-// scopeRefusal is a scope the daemon refuses a request (400 over HTTP):
-// it conflicts with the static scope, fails NormalizeScopePath, or names
-// something that is not a directory of the workspace.
-type scopeRefusal struct{ title, detail string }
+// scopeRefusal is a scope the daemon refuses a request: 400 over HTTP
+// (it conflicts with the static scope, fails NormalizeScopePath, or names
+// something that is not a directory of the workspace), or 403 when
+// forbidden is set (it lies outside the tenant's scope).
+type scopeRefusal struct {
+	title, detail string
+	forbidden     bool
+}
 
 func (r *scopeRefusal) Error() string { return r.detail }
 
-// requestScopePath returns the scope a request works in: the static scope,
-// or the request's X-Scope-Path (header) normalized. "" is the whole
-// workspace.
-func (s *Server) requestScopePath(header string) (string, *scopeRefusal) {
-	if header == "" {
-		return s.staticScope, nil
+// status is the HTTP status of the refusal.
+func (r *scopeRefusal) status() int {
+	if r.forbidden {
+		return http.StatusForbidden
 	}
-	if s.staticScope != "" || s.cfg.ScopePath != "" {
-		return "", &scopeRefusal{"Scope conflict", "Server was started with static scope '" + s.cfg.ScopePath +
+	return http.StatusBadRequest
+}
+
+// errOutsideTenant refuses an X-Scope-Path outside the tenant's scope.
+var errOutsideTenant = &scopeRefusal{"Forbidden", "Scope path is outside the tenant's scope", true}
+
+// narrowScope returns the scope a request of p works in: p's scope, or
+// the request's X-Scope-Path (header) normalized. The operator may name
+// any scope unless the daemon has a static one (then any header is a
+// conflict); a tenant's header must name its scope or a directory inside
+// it, compared name by name after normalization. "" is the whole
+// workspace.
+func (s *Server) narrowScope(p principal, header string) (string, *scopeRefusal) {
+	if header == "" {
+		return p.scope, nil
+	}
+	if p.tenant == nil && (s.staticScope != "" || s.cfg.ScopePath != "") {
+		return "", &scopeRefusal{title: "Scope conflict", detail: "Server was started with static scope '" + s.cfg.ScopePath +
 			"', but request also specified scope '" + header + "'. Use one or the other, not both."}
 	}
 	norm, err := NormalizeScopePath(header)
 	if err != nil {
-		return "", &scopeRefusal{"Invalid scope path", err.Error()}
+		return "", &scopeRefusal{title: "Invalid scope path", detail: err.Error()}
+	}
+	if !scopeWithin(norm, p.scope) {
+		return "", errOutsideTenant
 	}
 	return norm, nil
 }
@@ -161,16 +195,27 @@ func (s *Server) requestScopePath(header string) (string, *scopeRefusal) {
 // must), and the library's scope creates it on its first write only. The
 // caller destroys the scope when the request is done; on error nothing is
 // left.
-func (s *Server) openScope(ctx context.Context, scope string) (*agentbe.Scope, error) {
-	sc, err := s.local.Scope(scope, agentbe.ScopeOptions{})
+func (s *Server) openScope(ctx context.Context, scope string, opts agentbe.ScopeOptions) (*agentbe.Scope, error) {
+	sc, err := s.local.Scope(scope, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := sc.Mkdir(ctx, "."); err != nil {
+	if err := sc.Mkdir(internal(ctx), "."); err != nil {
 		sc.Destroy(context.Background())
 		return nil, err
 	}
 	return sc, nil
+}
+
+// scopeOptions are the options of the scopes p's requests work in: the
+// place where a tenant's resource limits and network mode (Tenant.Limits,
+// Tenant.Network) become the scope's. The operator's scopes take the
+// workspace's.
+func (s *Server) scopeOptions(p principal) (agentbe.ScopeOptions, error) {
+	if p.tenant == nil {
+		return agentbe.ScopeOptions{}, nil
+	}
+	return s.execs.scopeOptions(p.tenant.name)
 }
 
 // openScopeRefusal is the refusal for an openScope error the request
@@ -179,11 +224,11 @@ func (s *Server) openScope(ctx context.Context, scope string) (*agentbe.Scope, e
 func openScopeRefusal(err error) *scopeRefusal {
 	switch {
 	case errors.Is(err, agentbe.ErrPathEscape):
-		return &scopeRefusal{"Invalid scope path", "Scope path must not contain path traversal sequences"}
+		return &scopeRefusal{title: "Invalid scope path", detail: "Scope path must not contain path traversal sequences"}
 	case errors.Is(err, agentbe.ErrScopeLink), errors.Is(err, syscall.ENOTDIR), errors.Is(err, fs.ErrExist):
-		return &scopeRefusal{"Invalid scope path", "Scope path must name a directory of the workspace, not a symbolic link or a file"}
+		return &scopeRefusal{title: "Invalid scope path", detail: "Scope path must name a directory of the workspace, not a symbolic link or a file"}
 	case errors.Is(err, syscall.ENAMETOOLONG):
-		return &scopeRefusal{"Invalid scope path", "Scope path is too long for the file system"}
+		return &scopeRefusal{title: "Invalid scope path", detail: "Scope path is too long for the file system"}
 	}
 	return nil
 }

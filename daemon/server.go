@@ -16,6 +16,7 @@ import (
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
 	"github.com/agentbe/agent-backend/internal/wsnet"
+	"github.com/agentbe/agent-backend/mcp"
 
 	"github.com/agentbe/agent-backend/internal/hostcheck"
 )
@@ -28,7 +29,7 @@ type Server struct {
 	local       *agentbe.Local
 	rootDir     string // absolute workspace root
 	staticScope string // normalized cfg.ScopePath
-	token       tokenCheck
+	auth        auth
 	handler     http.Handler
 	hostKey     *hostKeyLoader
 	ws          *wsRegistry
@@ -39,6 +40,11 @@ type Server struct {
 	allowedHosts []string
 	panics       *panicLog
 	ready        *readiness
+	// mcpTasks keeps the MCP tasks of /mcp (mcproute.go) across requests.
+	mcpTasks   *mcp.TaskStore
+	metrics    *serverMetrics
+	audit      *auditLog                                          // nil without Config.AuditLog
+	onToolCall func(context.Context, string, bool, time.Duration) // s.toolCalled, bound once
 	// sweepStop cancels the start-up removal of stale temporary files;
 	// sweepDone is closed when it has ended.
 	sweepStop context.CancelFunc
@@ -46,6 +52,13 @@ type Server struct {
 	// testHook, when set (by tests), is called at points of an SSH
 	// session's life ("request <type>", "run <kind>"), e.g. to panic there.
 	testHook atomic.Pointer[func(point string)]
+
+	// tenants is the loaded tenants file (nil without Config.TenantsFile),
+	// swapped whole by ReloadTenants; shares counts what each tenant holds.
+	tenants atomic.Pointer[tenantSet]
+	shares  *shares
+	// execs confine each tenant's commands (tenantexec.go).
+	execs tenantExecs
 }
 
 // New validates cfg and opens the workspace. Dangerous-command blocking is
@@ -54,6 +67,7 @@ type Server struct {
 // for it.
 func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
+	cfg.Logger = withRequestIDs(cfg.Logger)
 	if cfg.RootDir == "" {
 		return nil, fmt.Errorf("daemon: %w: RootDir is required", agentbe.ErrInvalidConfig)
 	}
@@ -61,23 +75,48 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("daemon: scope path %q: %w", cfg.ScopePath, err)
 	}
+	var tenants *tenantSet
+	if cfg.TenantsFile != "" {
+		if tenants, err = loadTenantSet(cfg); err != nil {
+			return nil, err
+		}
+	}
+	obs := &opObserver{}
 	local, err := agentbe.NewLocal(agentbe.LocalConfig{
 		RootDir:   cfg.RootDir,
 		Isolation: cfg.Isolation,
 		Shell:     cfg.Shell,
+		Logger:    obs, // metrics and audit log
+		Limits:    cfg.ExecLimits,
+		Network:   cfg.ExecNetwork,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, local: local, rootDir: local.RootDir(), staticScope: static,
-		token: newTokenCheck(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: hostcheck.Normalize(cfg.AllowedHosts),
-		panics: &panicLog{log: cfg.Logger}}
+		auth: newAuth(cfg.AuthToken), ws: newWSRegistry(), allowedHosts: hostcheck.Normalize(cfg.AllowedHosts),
+		panics: &panicLog{log: cfg.Logger}, shares: newShares(), mcpTasks: mcp.NewTaskStore(mcp.TaskOptions{})}
+	if tenants != nil {
+		if err := requireKernelIsolation(local); err != nil {
+			local.Destroy(context.Background())
+			return nil, err
+		}
+		if err := s.execs.apply(s, tenants); err != nil {
+			local.Destroy(context.Background())
+			return nil, err
+		}
+		s.tenants.Store(tenants)
+	}
+	s.initObservability(obs)
 	s.ready = newReadiness(s.rootDir, local, cfg.Logger)
 	if !cfg.DisableSSHWS {
 		s.hostKey = loadHostKeyAsync(cfg.SSHHostKeyPath, cfg.Logger)
 	}
 	if s.acp, err = s.newACPHandler(); err != nil {
 		local.Destroy(context.Background())
+		if s.audit != nil {
+			s.audit.Close()
+		}
 		return nil, err
 	}
 	s.handler = s.routes()
@@ -118,17 +157,18 @@ func (s *Server) startSweep() {
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/health", s.healthHandler())
+	mux.Handle("/metrics", s.metricsRoute())
 	inflight := newLimiter(s.cfg.MaxInFlight, s.cfg.Logger)
 	mux.Handle("/mcp", inflight.wrap(s.mcpRoute(), "requests"))
 	if !s.cfg.DisableSSHWS {
 		mux.Handle("/ssh", newLimiter(s.cfg.MaxSSHConns, s.cfg.Logger).wrap(s.sshRoute(), "SSH connections"))
 	}
-	mux.Handle("/v1/", inflight.wrap(s.requireBearer(s.acp), "requests"))
+	mux.Handle("/v1/", inflight.wrap(s.requireBearer(s.limitUploads(s.acp)), "requests"))
 	mux.Handle("GET /{$}", inflight.wrap(s.acp, "requests"))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{"Not Found", "No route for " + r.Method + " " + r.URL.Path})
 	})
-	return accessLog(s.panics, s.hostGuard(mux))
+	return observeRequests(s.panics, s.metrics, s.hostGuard(mux))
 }
 
 // Handler returns the daemon's HTTP handler (all routes, access log and
@@ -169,6 +209,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
+	stopping := time.Now()
+	s.cfg.Logger.Info("daemon: shutting down", "cause", shutdownCause(err), "timeout", s.cfg.ShutdownTimeout)
+	defer func() { s.cfg.Logger.Info("daemon: shut down", "took", time.Since(stopping)) }()
 	s.ws.closeAll(wsnet.CloseNormal, "Server shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
@@ -190,19 +233,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) Close() error {
 	s.sweepStop()
 	<-s.sweepDone
-	s.acp.Close() // kills every agent process group
+	s.acp.Close()      // kills every agent process group
+	s.mcpTasks.Close() // and every command still running as an MCP task
 	if s.hostKey != nil {
 		<-s.hostKey.done
 	}
-	return s.local.Destroy(context.Background())
+	err := s.local.Destroy(context.Background())
+	if s.audit != nil {
+		s.audit.Close()
+	}
+	return err
 }
 
 // Run creates a Server for cfg, listens on cfg.Host:cfg.Port, serves until
-// ctx is done and releases everything. With no AuthToken and a bind
-// address that is not loopback it logs one warning.
+// ctx is done and releases everything. With no AuthToken, no TenantsFile
+// and a bind address that is not loopback it logs one warning. With a
+// TenantsFile, SIGHUP reloads it (Server.ReloadTenants) while Run runs.
 func Run(ctx context.Context, cfg Config) error {
 	cfg = cfg.withDefaults()
-	if cfg.AuthToken == "" && !isLoopbackHost(cfg.Host) {
+	if cfg.AuthToken == "" && cfg.TenantsFile == "" && !isLoopbackHost(cfg.Host) {
 		cfg.Logger.Warn("daemon: no auth token is set and the daemon listens on a non-loopback address: anyone who can reach it can run commands in the workspace",
 			"host", cfg.Host, "port", cfg.Port)
 	}
@@ -211,6 +260,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer s.Close()
+	if cfg.TenantsFile != "" {
+		defer s.reloadOnSIGHUP()()
+	}
 	if cfg.Conventional != nil {
 		if err := s.startSSHD(ctx); err != nil {
 			return err
@@ -226,6 +278,14 @@ func Run(ctx context.Context, cfg Config) error {
 	cfg.Logger.Info("daemon: listening", "addr", ln.Addr().String(), "rootDir", s.rootDir,
 		"isolation", string(s.local.Isolation()), "ssh-ws", !cfg.DisableSSHWS)
 	return s.Serve(ctx, ln)
+}
+
+// shutdownCause says why Serve stops: err, or the context being done.
+func shutdownCause(err error) string {
+	if err == nil || errors.Is(err, http.ErrServerClosed) {
+		return "stop requested"
+	}
+	return err.Error()
 }
 
 func isLoopbackHost(h string) bool {

@@ -46,6 +46,15 @@ type session struct {
 	s   *Server
 	ch  ssh.Channel
 	ctx context.Context
+	// p is who the channel works as: its tenant and the connection's scope.
+	p principal
+
+	// scope is the channel's own scope (AGENTBE_SCOPE, inside p's) when
+	// scoped is set; scopeRefused records a refused one, which refuses the
+	// work too.
+	scope        string
+	scoped       bool
+	scopeRefused bool
 
 	env      map[string]string
 	pty      *ptyRequest
@@ -67,15 +76,15 @@ type ptyRequest struct {
 
 // serveSession handles one session channel until the client closes it or
 // its work is done (the exit status sent and the channel closed).
-func (s *Server) serveSession(ctx context.Context, ch ssh.Channel, reqs <-chan *ssh.Request) {
+func (s *Server) serveSession(ctx context.Context, ch ssh.Channel, reqs <-chan *ssh.Request, p principal) {
 	ctx, cancel := context.WithCancel(ctx)
-	ss := &session{s: s, ch: ch, ctx: ctx, cancel: cancel, env: map[string]string{}}
+	ss := &session{s: s, ch: ch, ctx: ctx, p: p, cancel: cancel, env: map[string]string{}}
 	var work sync.WaitGroup
 	// When the client closed the channel (or the connection died), or
 	// handling a request panicked, whatever runs is killed.
 	defer func() {
 		if v := recover(); v != nil {
-			s.panics.recovered("SSH session", v)
+			s.panics.recoveredContext(ctx, "SSH session", v)
 			go ssh.DiscardRequests(reqs)
 		}
 		cancel()
@@ -124,8 +133,13 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 		return true
 	case "env":
 		var e struct{ Name, Value string }
-		if ss.started || ssh.Unmarshal(req.Payload, &e) != nil || !execline.ValidName(e.Name) ||
-			len(e.Value) > maxEnvValueLen || len(ss.env) >= maxSessionEnv {
+		if ss.started || ssh.Unmarshal(req.Payload, &e) != nil {
+			return false
+		}
+		if e.Name == scopeEnv {
+			return ss.narrow(e.Value)
+		}
+		if !execline.ValidName(e.Name) || len(e.Value) > maxEnvValueLen || len(ss.env) >= maxSessionEnv {
 			return false
 		}
 		ss.env[e.Name] = e.Value
@@ -161,7 +175,7 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 		ss.cancel()
 		return true
 	case "exec", "shell", "subsystem":
-		if ss.started {
+		if ss.started || ss.scopeRefused {
 			return false
 		}
 		var arg struct{ Value string }
@@ -193,7 +207,7 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 			defer work.Done()
 			defer func() {
 				if v := recover(); v != nil {
-					ss.s.panics.recovered("SSH session work", v)
+					ss.s.panics.recoveredContext(ss.ctx, "SSH session work", v)
 					ss.fail(errors.New("agentbe daemon: internal error"))
 				}
 			}()
@@ -208,11 +222,56 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 // started the work).
 func (ss *session) replied(req *ssh.Request) bool { return req == ss.startReq }
 
+// narrow handles the env request AGENTBE_SCOPE: the channel's work is
+// confined to that scope, which must lie inside the connection's. A scope
+// refused (invalid, or outside) refuses the request and the work that
+// follows.
+func (ss *session) narrow(value string) bool {
+	scope, err := ss.s.channelScope(value)
+	if err != nil || !scopeContains(ss.p.scope, scope) {
+		ss.scopeRefused = true
+		return false
+	}
+	ss.scope, ss.scoped = scope, true
+	return true
+}
+
 // run performs the session's work and reports how it ended: exit-status
 // (or exit-signal) is always sent before the channel is closed.
+//
+// The work runs on the backend of the channel's scope (AGENTBE_SCOPE, else
+// the connection's), so that commands see only the scope and SFTP is
+// jailed at it. A command in the TypeScript client's form names its
+// directory, which must lie inside that scope: on a channel with
+// AGENTBE_SCOPE it is only the working directory; without, it is the
+// command's scope as well (the client has no other way to say its scope).
 func (ss *session) run(kind, arg string, pty *ptyRequest) {
 	ss.s.hook("run " + kind)
-	b, release, err := ss.s.requestBackend(ss.ctx, "")
+	scope := ss.p.scope
+	if ss.scoped {
+		scope = ss.scope
+	}
+	cmd, dir, env := arg, "", map[string]string(nil)
+	tc, prefixed := execline.Parse(arg)
+	if kind == "exec" && prefixed {
+		cmd, env = tc.Command, tc.Env
+		d, err := ss.s.dirScope(tc.Dir)
+		if err != nil || !scopeContains(scope, d) {
+			ss.fail(errOutsideScope)
+			return
+		}
+		if ss.scoped {
+			dir = scopeRel(scope, d)
+		} else if err := ss.s.existingDir(ss.ctx, d); err != nil {
+			// A scope is made when missing; this directory is not a
+			// scope the client asked for, and cd would fail.
+			ss.fail(errors.New("agentbe daemon: cd: " + tc.Dir + ": no such directory"))
+			return
+		} else {
+			scope = d
+		}
+	}
+	b, release, err := ss.s.scopeBackend(ss.ctx, ss.p, scope)
 	if err != nil {
 		ss.fail(err)
 		return
@@ -229,13 +288,9 @@ func (ss *session) run(kind, arg string, pty *ptyRequest) {
 	case "shell":
 		ss.exitWith(ss.runCommand(b, pty, ss.s.shellCommand(pty != nil), "", nil))
 	case "exec":
-		cmd, dir, env := arg, "", map[string]string(nil)
-		if tc, ok := execline.Parse(arg); ok {
-			cmd, dir, env = tc.Command, tc.Dir, tc.Env
-			if op, ok := parseTSFileOp(cmd); ok {
-				ss.exitWith(op.run(ss.ctx, b))
-				return
-			}
+		if op, ok := parseTSFileOp(cmd); ok && prefixed {
+			ss.exitWith(op.run(ss.ctx, b))
+			return
 		}
 		ss.exitWith(ss.runCommand(b, pty, cmd, dir, env))
 	}

@@ -27,7 +27,7 @@ func (s *Server) serveSFTP(ctx context.Context, rw io.ReadWriteCloser, b agentbe
 	defer root.Close()
 	stop := context.AfterFunc(ctx, func() { rw.Close() })
 	defer stop()
-	return sftpjail.Serve(rw, root, &sftpjail.ServerOptions{RootPath: host})
+	return sftpjail.Serve(rw, root, &sftpjail.ServerOptions{RootPath: host, OnChange: s.sftpChanged(ctx, scope)})
 }
 
 // errScopeLink is returned when the static scope's path goes through a
@@ -55,4 +55,27 @@ func (s *Server) openSFTPRoot(scope string) (*os.Root, string, error) {
 		return nil, "", err
 	}
 	return sub, wspath.Join(s.rootDir, scope), nil
+}
+
+// sftpChanged returns the OnChange of an SFTP session of the connection
+// ctx belongs to, working in scope: each change is an audit record of
+// route sftp. Without an audit log there is nothing to hear.
+func (s *Server) sftpChanged(ctx context.Context, scope string) func(sftpjail.Change) {
+	if s.audit == nil {
+		return nil
+	}
+	return func(c sftpjail.Change) {
+		r := s.auditStartOn(ctx, routeSFTP, c.Op, c.Start, c.Duration, c.OK, &scope)
+		if r == nil {
+			return
+		}
+		r.str("path", c.Path)
+		if c.Path2 != "" {
+			r.str("path2", c.Path2)
+		}
+		if c.Op == "write" {
+			r.num("bytes", c.Bytes)
+		}
+		s.auditEnd(r)
+	}
 }

@@ -40,15 +40,16 @@ func sshConfig(signer ssh.Signer) *ssh.ServerConfig {
 // serveSSH runs one SSH server connection on c until either side ends it.
 // The WebSocket is closed with 1000 when the SSH connection ends cleanly and
 // 1011 when it fails (handshake error included). Everything the connection
-// started (commands, SFTP sessions) is ended with it.
-func (s *Server) serveSSH(parent context.Context, c *wsnet.ServerConn) {
+// started (commands, SFTP sessions) is ended with it. Every channel works
+// as cs says (channelPrincipal).
+func (s *Server) serveSSH(parent context.Context, c *wsnet.ServerConn, cs *sshConnState) {
 	signer, err := s.hostKey.get()
 	if err != nil {
 		c.CloseWith(wsnet.CloseInternal, "SSH host key unavailable")
 		return
 	}
 	c.SetDeadline(time.Now().Add(s.cfg.SSHHandshakeTimeout))
-	conn, chans, reqs, err := ssh.NewServerConn(c, sshConfig(signer))
+	sc, chans, reqs, err := ssh.NewServerConn(countingConn{c, s.metrics.sshIn, s.metrics.sshOut}, sshConfig(signer))
 	if err != nil {
 		c.CloseWith(failureCode(c), "SSH handshake failed")
 		return
@@ -63,6 +64,13 @@ func (s *Server) serveSSH(parent context.Context, c *wsnet.ServerConn) {
 	for nc := range chans {
 		if nc.ChannelType() != "session" {
 			nc.Reject(ssh.UnknownChannelType, "only session channels are supported")
+			continue
+		}
+		// A tenant removed (or changed) since the upgrade opens nothing
+		// new; what runs already goes on.
+		p, ok := s.channelPrincipal(cs)
+		if !ok {
+			nc.Reject(ssh.Prohibited, "Unauthorized: the tenant of this connection is no longer valid")
 			continue
 		}
 		select {
@@ -80,14 +88,14 @@ func (s *Server) serveSSH(parent context.Context, c *wsnet.ServerConn) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			s.serveSession(ctx, ch, chReqs)
+			s.serveSession(ctx, ch, chReqs, p)
 		}()
 	}
 	// The connection is gone: end what it started, then close the socket.
 	cancel()
 	wg.Wait()
-	err = conn.Wait()
-	conn.Close()
+	err = sc.Wait()
+	sc.Close()
 	if err != nil && !isClosedErr(err) {
 		c.CloseWith(failureCode(c), "SSH connection failed")
 		return

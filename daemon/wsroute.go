@@ -32,7 +32,9 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // sshRoute is WS /ssh. Authentication (?token= or the Authorization
 // header) is decided before the upgrade; a client that fails it still gets
 // the upgrade and then a close frame 4001 "Unauthorized", which is what the
-// TypeScript client expects. No Origin is required (CLI clients send none);
+// TypeScript client expects. An authorized upgrade's scope (the principal's,
+// narrowed by X-Scope-Path) confines the whole SSH connection; one the
+// daemon refuses is answered 400 or 403 before the upgrade. No Origin is required (CLI clients send none);
 // a web page's request (foreign Host or Origin without a token) was refused
 // before the upgrade by hostGuard.
 func (s *Server) sshRoute() http.Handler {
@@ -41,16 +43,37 @@ func (s *Server) sshRoute() http.Handler {
 			writeJSON(w, http.StatusBadRequest, errorBody{"Bad Request", "WebSocket upgrade required"})
 			return
 		}
-		authorized := s.token.query(r) || s.token.header(r)
+		p, authorized := s.authenticate(r)
+		var conn *sshConnState
 		if !authorized {
 			// Refused after the upgrade (close 4001), so the access line
 			// says 101: this line is what shows a client with a wrong token.
-			s.cfg.Logger.Info("daemon: /ssh refused", "reason", "invalid or missing token", "remote", r.RemoteAddr)
+			s.authRefused(r, "daemon: /ssh refused", "invalid or missing token")
+		} else {
+			// The connection's scope: the principal's, narrowed by the
+			// upgrade's X-Scope-Path; refused before the upgrade, like a
+			// full daemon.
+			header := r.Header.Get("X-Scope-Path")
+			scope, refused := s.narrowScope(p, header)
+			if refused != nil {
+				logRefused(s.cfg.Logger, r, refused.detail)
+				writeJSON(w, refused.status(), errorBody{refused.title, refused.detail})
+				return
+			}
+			release, ok := s.shares.acquire(p.tenant, shareSSH)
+			if !ok {
+				s.writeTenantFull(w, r, p.tenant, shareSSH)
+				return
+			}
+			defer release()
+			conn = &sshConnState{tenant: p.tenant, header: header, scope: scope}
 		}
 		rec := &hijackRecorder{ResponseWriter: w}
 		srv := websocket.Server{
 			Handshake: func(cfg *websocket.Config, _ *http.Request) error {
 				cfg.Protocol = nil // select no subprotocol
+				// The 101 is written by the WebSocket library, not through w.
+				cfg.Header = http.Header{"X-Request-Id": {RequestID(r.Context())}}
 				return nil
 			},
 			Handler: func(*websocket.Conn) {
@@ -65,7 +88,9 @@ func (s *Server) sshRoute() http.Handler {
 					return
 				}
 				defer s.ws.remove(c)
-				s.serveSSH(r.Context(), c)
+				s.metrics.sshConns.Inc()
+				defer s.metrics.sshConns.Dec()
+				s.serveSSH(r.Context(), c, conn)
 			},
 		}
 		srv.ServeHTTP(rec, r)

@@ -44,15 +44,18 @@ test('exec with env, HOME and cwd', async () => {
   const [greet, home, pwd] = String(out).trim().split('\n');
   assert.equal(greet, "hi 'there'");
   assert.equal(home, pwd, 'HOME is the working directory');
-  assert.match(pwd, /ts\/work$/);
+  // The client's cwd is the command's boundary: under bwrap it is what is
+  // mounted at the workspace path.
+  assert.match(pwd, isolation === 'bwrap' ? /^\/tmp\/agentbe-workspace$/ : /ts\/work$/);
   // HOME is a directory the command can enter.
   const entered = await backend.exec('printenv HOME | xargs test -d && echo yes', { cwd: 'ts/work' });
   assert.equal(String(entered).trim(), 'yes');
   await assert.rejects(backend.exec('exit 3'));
 });
 
-// Under bwrap the kernel keeps commands in the workspace, so changing
-// directory, $HOME and ".." work; where nothing confines them (software,
+// Under bwrap the kernel keeps commands in the workspace (the client's cwd,
+// which the daemon takes as the command's boundary), so changing directory,
+// $HOME and ".." work inside it; where nothing confines them (software,
 // none) the daemon refuses them as workspace escapes.
 test('agents can cd where the kernel confines them', async () => {
   await backend.mkdir('ts/src', { recursive: true });
@@ -68,8 +71,10 @@ test('agents can cd where the kernel confines them', async () => {
   const home = String(await backend.exec('(cd "$HOME" && pwd -P)')).trim();
   assert.equal(home, String(await backend.exec('pwd -P')).trim());
   assert.equal(String(await backend.exec('cd src && cat f.txt', { cwd: 'ts' })).trim(), 'in src');
-  assert.equal(String(await backend.exec('cat ../ts/src/f.txt', { cwd: 'ts' })).trim(), 'in src');
-  assert.equal(String(await backend.exec('cd "$HOME" && cd .. && ls -d ts', { cwd: 'ts' })).trim(), 'ts');
+  assert.equal(String(await backend.exec('cd src && cat ../src/f.txt', { cwd: 'ts' })).trim(), 'in src');
+  assert.equal(String(await backend.exec('cd src && cd "$HOME" && cd src/.. && ls -d src', { cwd: 'ts' })).trim(), 'src');
+  // Nothing above the cwd is visible: it is the boundary.
+  await assert.rejects(backend.exec('cat ../ts/src/f.txt', { cwd: 'ts' }));
   // The dangerous class still applies.
   await assert.rejects(backend.exec('cd src && sudo ls', { cwd: 'ts' }));
 });
@@ -79,8 +84,30 @@ test('scoped backend', async () => {
   await scoped.write('notes.txt', 'scoped');
   assert.equal(await backend.read('users/alice/notes.txt'), 'scoped');
   const out = await scoped.exec('pwd');
-  assert.match(String(out).trim(), /users\/alice$/);
+  assert.match(String(out).trim(), isolation === 'bwrap' ? /^\/tmp\/agentbe-workspace$/ : /users\/alice$/);
   await assert.rejects(scoped.read('../../etc/passwd'));
+});
+
+// A scoped backend's commands see only the scope: the daemon runs the
+// command confined to the directory of the client's cd prefix. Under bwrap
+// the scope is all there is at the workspace path; in software mode an
+// absolute path outside the scope is refused; none confines nothing.
+test('a scoped backend sees only its scope', { skip: isolation === 'none' }, async () => {
+  const canary = 'bob-s3cret-canary-of-the-ts-test';
+  await backend.write('users/bob/secret.txt', canary);
+  const scoped = backend.scope('users/alice');
+  await scoped.write('mine.txt', 'mine');
+  const attempts = [`cat ${rootDir}/users/bob/secret.txt`];
+  if (isolation === 'bwrap') attempts.push('cat /tmp/agentbe-workspace/users/bob/secret.txt', 'cat ../bob/secret.txt');
+  for (const c of attempts) {
+    const out = await scoped.exec(c).then(String, (e) => String(e));
+    assert.ok(!out.includes(canary), `${c}: ${out}`);
+  }
+  if (isolation === 'bwrap') {
+    const ls = String(await scoped.exec('ls -A /tmp/agentbe-workspace')).trim().split('\n').sort();
+    assert.deepEqual(ls, (await scoped.readdir('.')).sort());
+    assert.ok(!ls.includes('users') && ls.includes('mine.txt'), ls.join(','));
+  }
 });
 
 test('MCP client lists and calls tools', async () => {

@@ -161,7 +161,14 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	srv, release, err := h.newServer(r)
 	if release != nil {
-		defer release()
+		defer func() {
+			if srv != nil {
+				// A task the request started keeps what was made for it.
+				srv.releaseWhenIdle(release)
+			} else {
+				release()
+			}
+		}()
 	}
 	if err != nil {
 		var he *HTTPError
@@ -183,11 +190,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONRPCError(w, http.StatusInternalServerError, CodeInternalError, "Internal server error")
 		return
 	}
-	h.serve(w, r, srv, acceptJSON)
+	h.serve(w, r, srv, acceptJSON, acceptSSE)
 }
 
 // serve answers a request that passed the header checks with srv.
-func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server, acceptJSON bool) {
+func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server, acceptJSON, acceptSSE bool) {
 	buf, tooLarge, err := readBody(r, h.opts.MaxBodyBytes)
 	if tooLarge {
 		writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32000,
@@ -252,7 +259,19 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server,
 		return
 	}
 	if len(requests) == 1 {
-		resp, status := h.run(ctx, srv, key, requests[0], r.Header)
+		var up *sseUpgrade
+		rctx := ctx
+		if acceptSSE && requests[0].Method == "tools/call" && progressToken(requests[0]) != nil {
+			// A tool reporting progress turns the response into an SSE
+			// stream: the notifications, then the response.
+			up = &sseUpgrade{w: w}
+			rctx = withNotifier(ctx, up)
+		}
+		resp, status := h.run(rctx, srv, key, requests[0], r.Header)
+		if up.finish(resp) {
+			releaseResponse(resp)
+			return
+		}
 		if resp == nil {
 			w.WriteHeader(http.StatusAccepted)
 			return
@@ -328,28 +347,93 @@ func (h *httpHandler) serveSSE(ctx context.Context, w http.ResponseWriter, r *ht
 		flusher.Flush()
 	}
 	var mu sync.Mutex
+	writeEvent := func(msg []byte) {
+		ev := make([]byte, 0, len(msg)+32)
+		ev = append(ev, "event: message\ndata: "...)
+		ev = append(ev, msg...)
+		ev = append(ev, "\n\n"...)
+		mu.Lock()
+		defer mu.Unlock()
+		w.Write(ev)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
 	var wg sync.WaitGroup
 	for _, m := range requests {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, _ := h.run(ctx, srv, key, m, r.Header)
-			if resp == nil {
-				return
+			rctx := ctx
+			if m.Method == "tools/call" && progressToken(m) != nil {
+				rctx = withNotifier(ctx, notifyFunc(writeEvent))
 			}
-			ev := make([]byte, 0, len(resp)+32)
-			ev = append(ev, "event: message\ndata: "...)
-			ev = append(ev, resp...)
-			ev = append(ev, "\n\n"...)
-			mu.Lock()
-			defer mu.Unlock()
-			w.Write(ev)
-			if flusher != nil {
-				flusher.Flush()
+			if resp, _ := h.run(rctx, srv, key, m, r.Header); resp != nil {
+				writeEvent(resp)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// sseUpgrade turns the answer to one request into an SSE stream when the
+// request's tool sends a notification (progress) before its response:
+// the first notification writes the SSE headers, each is an event, and
+// the response is the last event. A request that sends none is answered
+// with plain JSON.
+type sseUpgrade struct {
+	w http.ResponseWriter
+
+	mu      sync.Mutex
+	started bool
+	done    bool
+}
+
+func (u *sseUpgrade) notify(msg []byte) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.done {
+		return
+	}
+	if !u.started {
+		u.started = true
+		hdr := u.w.Header()
+		hdr.Set("Content-Type", "text/event-stream")
+		hdr.Set("Cache-Control", "no-cache, no-transform")
+		hdr.Set("X-Accel-Buffering", "no")
+		u.w.WriteHeader(http.StatusOK)
+	}
+	u.writeEvent(msg)
+}
+
+func (u *sseUpgrade) writeEvent(msg []byte) {
+	ev := make([]byte, 0, len(msg)+32)
+	ev = append(ev, "event: message\ndata: "...)
+	ev = append(ev, msg...)
+	ev = append(ev, "\n\n"...)
+	u.w.Write(ev)
+	if f, ok := u.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// finish ends the upgrade and reports whether the response went out as
+// the stream's last event (the stream had started); otherwise the caller
+// answers as usual. A nil u has not started.
+func (u *sseUpgrade) finish(resp []byte) bool {
+	if u == nil {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.done = true
+	if !u.started {
+		return false
+	}
+	if resp != nil {
+		u.writeEvent(resp)
+	}
+	return true
 }
 
 // run dispatches one request, registered for cancellation under key, and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -32,7 +33,8 @@ type ServerOptions struct {
 	// tool's context is cancelled once it elapses (the file tools check it
 	// in every loop and stop) and the call is answered with an error
 	// result. Zero leaves calls bounded only by the request's context and
-	// notifications/cancelled.
+	// notifications/cancelled. A call answered with a task is bounded by
+	// TaskOptions.MaxRuntime instead.
 	CallTimeout time.Duration
 	// MaxMessageBytes bounds every message the Server sends (one response,
 	// or the array answering a batch); zero means DefaultMaxMessageBytes,
@@ -43,6 +45,19 @@ type ServerOptions struct {
 	// sent: a tools/call result by an error result, anything else by a
 	// JSON-RPC internal error.
 	MaxMessageBytes int
+	// Tasks, when set, keeps the tasks this Server starts (the tasks
+	// extension, TasksExtension): a tools/call of a LongRunning tool from
+	// a request declaring the extension that runs longer than
+	// TaskOptions.After is answered with a task, and tasks/get,
+	// tasks/update and tasks/cancel are served. nil: no tasks (those
+	// methods are -32601). One store serves all the Servers of a daemon,
+	// so a task outlives the HTTP request that started it.
+	Tasks *TaskStore
+	// TaskOwner is the key this Server's tasks are kept under in Tasks: a
+	// Server sees, polls and cancels only its owner's tasks. A daemon
+	// serving several tenants or scopes from one store sets it per request
+	// (e.g. to the tenant and scope); "" is an owner like any other.
+	TaskOwner string
 }
 
 // Server is a transport-free MCP dispatcher: it turns one decoded JSON-RPC
@@ -62,6 +77,10 @@ type Server struct {
 
 	mu       sync.Mutex
 	inflight map[string]*inflightCall
+	// tasksRunning counts the tasks this Server started that are still
+	// running; idle is what runs once they are all done (releaseWhenIdle).
+	tasksRunning int
+	idle         func()
 }
 
 // cancelOwner says who cancels a running tools/call when the client sends
@@ -349,6 +368,12 @@ func (s *Server) dispatch(ctx context.Context, rq *request) []byte {
 		return s.listTools(rq)
 	case "tools/call":
 		return s.callTool(ctx, rq)
+	case "tasks/get":
+		return s.tasksGet(rq.Message)
+	case "tasks/update":
+		return s.tasksUpdate(rq.Message)
+	case "tasks/cancel":
+		return s.tasksCancel(rq.Message)
 	}
 	return s.methodNotFound(rq)
 }
@@ -471,12 +496,18 @@ func (s *Server) callTool(ctx context.Context, rq *request) []byte {
 	if i < 0 {
 		res = ErrorResult("MCP error -32602: Tool " + string(name) + " not found")
 	} else {
+		if s.taskEligible(i, m) {
+			return s.modernize(rq, s.callAsTask(ctx, m, i, name, args))
+		}
+		prog := s.progressFor(ctx, m)
 		if owner == transportCancels {
-			res = s.runTool(ctx, rq, i, args)
+			res = s.runTool(ctx, rq, i, args, callExtras{progress: prog})
+			prog.stop()
 		} else {
 			callCtx, cancel := context.WithCancelCause(ctx)
 			key := s.track(m.ID, cancel)
-			res = s.runTool(callCtx, rq, i, args)
+			res = s.runTool(callCtx, rq, i, args, callExtras{progress: prog})
+			prog.stop()
 			s.untrack(key)
 			cancel(nil)
 			if context.Cause(callCtx) == errCancelledByClient {
@@ -487,30 +518,7 @@ func (s *Server) callTool(ctx context.Context, rq *request) []byte {
 			return nil
 		}
 	}
-	b := append(responseBuffer(resultSizeHint(res)+len(m.ID)+1), `{"jsonrpc":"2.0","id":`...)
-	b = append(b, m.ID...)
-	b = append(b, `,"result":`...)
-	b, err := appendCallToolResult(b, res)
-	if err != nil {
-		s.logReq(rq, "mcp: encoding result of tool", "tool", string(name), "err", err)
-		b = append(b[:0], `{"jsonrpc":"2.0","id":`...)
-		b = append(b, m.ID...)
-		b = append(b, `,"result":`...)
-		b, _ = appendCallToolResult(b, ErrorResult("Internal error: result of tool "+string(name)+" cannot be encoded: "+err.Error()))
-	}
-	b = append(b, '}')
-	if limit := s.opts.MessageLimit(); len(b) > limit {
-		s.logReq(rq, "mcp: result of tool too large", "tool", string(name), "bytes", len(b), "limit", limit)
-		n := len(b)
-		releaseResponse(b)
-		b = append(responseBuffer(256+len(m.ID)), `{"jsonrpc":"2.0","id":`...)
-		b = append(b, m.ID...)
-		b = append(b, `,"result":`...)
-		b, _ = appendCallToolResult(b, ErrorResult("Result too large: the result of tool "+string(name)+" is "+
-			strconv.Itoa(n)+" bytes encoded, over the limit of "+strconv.Itoa(limit)+
-			" bytes for one MCP message; ask for less (a smaller part of the file, fewer entries, less output)"))
-		b = append(b, '}')
-	}
+	b := s.appendToolResponse(m.ID, name, res, 0)
 	if rq.modern() {
 		b = s.appendModernTrailer(b[:len(b)-2]) // inside the result object
 		b = append(b, "}}"...)
@@ -518,9 +526,57 @@ func (s *Server) callTool(ctx context.Context, rq *request) []byte {
 	return b
 }
 
+// appendToolResponse encodes the response carrying res, the result of
+// tool name, kept within the message limit less reserve bytes (a result
+// that would not fit is replaced by an error result saying so). With a
+// nil id it returns the result object alone.
+func (s *Server) appendToolResponse(id json.RawMessage, name []byte, res *CallToolResult, reserve int) []byte {
+	head := func(b []byte) []byte {
+		if id == nil {
+			return b
+		}
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, id...)
+		return append(b, `,"result":`...)
+	}
+	tail := func(b []byte) []byte {
+		if id == nil {
+			return b
+		}
+		return append(b, '}')
+	}
+	b := head(responseBuffer(resultSizeHint(res) + len(id) + 1))
+	b, err := appendCallToolResult(b, res)
+	if err != nil {
+		s.logf("mcp: encoding result of tool", "tool", string(name), "err", err)
+		b = head(b[:0])
+		b, _ = appendCallToolResult(b, ErrorResult("Internal error: result of tool "+string(name)+" cannot be encoded: "+err.Error()))
+	}
+	b = tail(b)
+	if limit := s.opts.MessageLimit() - reserve; len(b) > limit {
+		s.logf("mcp: result of tool too large", "tool", string(name), "bytes", len(b), "limit", limit)
+		n := len(b)
+		releaseResponse(b)
+		b = head(responseBuffer(256 + len(id)))
+		b, _ = appendCallToolResult(b, ErrorResult("Result too large: the result of tool "+string(name)+" is "+
+			strconv.Itoa(n)+" bytes encoded, over the limit of "+strconv.Itoa(limit)+
+			" bytes for one MCP message; ask for less (a smaller part of the file, fewer entries, less output)"))
+		b = tail(b)
+	}
+	return b
+}
+
+// callExtras are what a tools/call offers its handler beyond the
+// arguments.
+type callExtras struct {
+	progress *progressSink // nil: the request asked for no progress
+	output   io.Writer     // nil: nobody watches the output
+	task     bool          // run as a task: TaskOptions.MaxRuntime bounds it, not CallTimeout
+}
+
 // runTool calls the handler of tool i, turning errors and panics into
 // error results.
-func (s *Server) runTool(ctx context.Context, rq *request, i int, args json.RawMessage) (res *CallToolResult) {
+func (s *Server) runTool(ctx context.Context, rq *request, i int, args json.RawMessage, x callExtras) (res *CallToolResult) {
 	defer func() {
 		if v := recover(); v != nil {
 			name := s.set.tools[i].Name
@@ -531,12 +587,16 @@ func (s *Server) runTool(ctx context.Context, rq *request, i int, args json.RawM
 			res = ErrorResult("Internal error: tool " + name + " panicked")
 		}
 	}()
-	if s.opts.CallTimeout > 0 {
+	if s.opts.CallTimeout > 0 && !x.task {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.opts.CallTimeout)
 		defer cancel()
 	}
-	r, err := s.call(ctx, ToolCall{Index: i, Name: s.set.tools[i].Name, Arguments: args})
+	call := ToolCall{Index: i, Name: s.set.tools[i].Name, Arguments: args, Output: x.output}
+	if x.progress != nil {
+		call.Progress = x.progress.report
+	}
+	r, err := s.call(ctx, call)
 	if err != nil {
 		return ErrorResult(err.Error())
 	}
@@ -555,10 +615,25 @@ func (s *Server) logf(msg string, args ...any) {
 	}
 }
 
+// modernize gives a result answering a modern request the members every
+// modern result carries, when it lacks them (a task's result carries its
+// own resultType and is left as it is).
+func (s *Server) modernize(rq *request, b []byte) []byte {
+	if !rq.modern() || len(b) < 2 {
+		return b
+	}
+	m, err := DecodeMessage(b)
+	if err != nil || m.Result == nil || resultType(m.Result) != "" || !bytes.HasSuffix(b, []byte("}}")) {
+		return b
+	}
+	b = s.appendModernTrailer(b[:len(b)-2])
+	return append(b, "}}"...)
+}
+
 // logReq logs msg for one request, with its traceparent when it carried
 // one.
 func (s *Server) logReq(rq *request, msg string, args ...any) {
-	if rq.trace != "" {
+	if rq != nil && rq.trace != "" {
 		args = append(args, "traceparent", rq.trace)
 	}
 	s.logf(msg, args...)

@@ -17,7 +17,7 @@ var bench1KiB = strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef
 // benchServer is a fresh Server with the 14 reference tool definitions
 // (as the daemon builds per request) whose read_text_file returns 1 KiB.
 func benchServer(tb testing.TB) func() *Server {
-	raw, err := os.ReadFile(filepath.Join("testdata", "proto_tools-list.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "interop", "testdata", "conformance", "tools-list.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}

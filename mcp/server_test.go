@@ -129,10 +129,10 @@ func TestServerNotificationsGetNoResponse(t *testing.T) {
 }
 
 // TestInitializeGolden checks version negotiation against the reference
-// capture in /work/shared/conformance/initialize.json (copied to testdata)
+// server's capture (interop/testdata/conformance/initialize.json)
 // and the 2024-10-07 echo the official SDK also does.
 func TestInitializeGolden(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "proto_initialize.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "interop", "testdata", "conformance", "initialize.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestInitializeGolden(t *testing.T) {
 // tools/list reproduces them exactly (twice: the second answer is the
 // ToolSet's stored one).
 func TestToolsListGolden(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "proto_tools-list.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "interop", "testdata", "conformance", "tools-list.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

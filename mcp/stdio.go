@@ -101,6 +101,9 @@ func (c *stdioConn) write(resp []byte) {
 	releaseResponse(resp)
 }
 
+// notify writes a notification about a running request as a line.
+func (c *stdioConn) notify(msg []byte) { c.write(msg) }
+
 // register counts one request in wg, unless ServeStdio is already
 // returning.
 func (c *stdioConn) register() bool {
@@ -202,6 +205,11 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) func() {
 	// Register the call before anything else is read, so a cancellation on
 	// the next line cannot overtake it.
 	callCtx, cancelCall := context.WithCancelCause(ctx)
+	if m.Method == "tools/call" && progressToken(m) != nil {
+		// Progress notifications go out as lines of their own, before
+		// the response (callTool stops them before it answers).
+		callCtx = withNotifier(callCtx, c)
+	}
 	key := s.track(m.ID, cancelCall)
 	return func() {
 		defer c.wg.Done()

@@ -8,6 +8,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"io"
 )
 
 // Implementation names a server or client in initialize.
@@ -38,6 +39,12 @@ type Tool struct {
 	// Execution is optional; the official filesystem server sends
 	// {"taskSupport":"forbidden"}.
 	Execution *ToolExecution `json:"execution,omitempty"`
+	// LongRunning marks a tool whose calls may outlive a client's request
+	// timeout (a command, a build). A Server with a TaskStore
+	// (ServerOptions.Tasks) answers a call of it that runs longer than
+	// TaskOptions.After with a task, when the request declares the tasks
+	// extension (TasksExtension). It is not sent in tools/list.
+	LongRunning bool `json:"-"`
 }
 
 // ToolExecution describes how a tool may be executed (MCP 2025-11-25).
@@ -79,6 +86,20 @@ type ToolCall struct {
 	Name  string
 	// Arguments is the raw "arguments" object, nil when absent or null.
 	Arguments json.RawMessage
+	// Progress, when not nil, tells the client that the call is still
+	// running, with an optional human-readable message: each call sends
+	// one notifications/progress (its progress counting up) for a request
+	// that carried _meta.progressToken, on a transport that can deliver it
+	// before the response (stdio; Streamable HTTP, whose response then
+	// becomes an SSE stream). Clients that reset their request timeout on
+	// progress keep waiting while a long tool reports it now and then.
+	// It must not be called after the handler has returned (such calls
+	// are dropped).
+	Progress func(message string)
+	// Output, when not nil, receives the tool's output as it is produced
+	// (a long-running tool served as a task: tasks/get shows the last of
+	// it). Writes never fail.
+	Output io.Writer
 }
 
 // ToolHandler serves the tools of a Server (NewServer): it runs the tool

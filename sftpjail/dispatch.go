@@ -20,6 +20,7 @@ func (s *session) dispatch(body []byte, buf *[]byte) error {
 	}
 	defer putBuf(buf)
 	s.barrier()
+	chg, changes := s.peekChange(typ, d)
 	var reply *[]byte
 	switch typ {
 	case fxpOpen:
@@ -69,6 +70,9 @@ func (s *session) dispatch(body []byte, buf *[]byte) error {
 			putBuf(reply)
 		}
 		return fmt.Errorf("%w: request type %d", ErrBadPacket, typ)
+	}
+	if changes {
+		s.reportChange(chg, reply)
 	}
 	s.send(reply)
 	return nil

@@ -9,7 +9,8 @@ import (
 	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
-// statusCode maps an error to an SFTP status code as daemon.md requires:
+// statusCode maps an error to an SFTP status code, as docs/daemon.md (SFTP)
+// says:
 // ENOENT is NO_SUCH_FILE, EACCES is PERMISSION_DENIED, everything else
 // FAILURE. A path that escapes the workspace is PERMISSION_DENIED too.
 func statusCode(err error) uint32 {

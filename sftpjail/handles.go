@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // errTooManyHandles is reported when a session reaches its handle bound.
@@ -18,6 +20,10 @@ type handle struct {
 	append  bool   // writes go to the end, in request order
 	name    string // the path as the client gave it, for messages
 	rel     string // resolved path relative to the root, at open time
+
+	writable bool         // opened for writing (ServerOptions.OnChange)
+	opened   time.Time    // when, for OnChange
+	written  atomic.Int64 // bytes written through it, for OnChange
 }
 
 // handleTable maps handle strings to open files. Handle strings are never

@@ -73,7 +73,11 @@ func (s *session) open(id uint32, d *decoder) *[]byte {
 			rc.Control(func(fd uintptr) { syscall.SetNonblock(int(fd), false) })
 		}
 	}
-	return s.handleReply(id, "open", &handle{f: f, regular: regular, append: pflags&flagAppend != 0, name: name, rel: rel})
+	h := &handle{f: f, regular: regular, append: pflags&flagAppend != 0, name: name, rel: rel}
+	if s.onChange != nil && pflags&(flagWrite|flagAppend|flagCreat|flagTrunc) != 0 {
+		h.writable, h.opened = true, time.Now()
+	}
+	return s.handleReply(id, "open", h)
 }
 
 // handleReply registers h and answers with its handle; when the session
@@ -153,6 +157,9 @@ func (s *session) write(id uint32, h *handle, off uint64, data []byte) *[]byte {
 	if err != nil {
 		return errPacket(id, "write", h.name, err)
 	}
+	if h.writable {
+		h.written.Add(int64(len(data)))
+	}
 	return okPacket(id)
 }
 
@@ -198,11 +205,11 @@ func (s *session) fsetstat(id uint32, d *decoder) *[]byte {
 	if a.Flags&attrACModTime != 0 {
 		if rc, err := h.f.SyscallConn(); err == nil {
 			tv := []syscall.Timeval{{Sec: int64(a.Atime)}, {Sec: int64(a.Mtime)}}
-			rc.Control(func(fd uintptr) { syscall.Futimes(int(fd), tv) }) // errors ignored, as daemon.md allows
+			rc.Control(func(fd uintptr) { syscall.Futimes(int(fd), tv) }) // errors ignored: best effort, as docs/daemon.md (SFTP) says
 		}
 	}
 	if a.Flags&attrUIDGID != 0 {
-		h.f.Chown(int(a.UID), int(a.GID)) // errors ignored, as daemon.md allows
+		h.f.Chown(int(a.UID), int(a.GID)) // errors ignored: best effort, as docs/daemon.md (SFTP) says
 	}
 	return okPacket(id)
 }

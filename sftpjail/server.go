@@ -35,6 +35,13 @@ type ServerOptions struct {
 	// leave in request order.
 	Workers int
 
+	// OnChange, when set, is called after each request that changes (or
+	// tried to change) the files under the root, once answered: every
+	// mkdir, rmdir, remove, rename, link, symlink and setstat, and the
+	// close of a file opened for writing (one call for all its writes).
+	// It runs in the session's goroutine, so it must be quick.
+	OnChange func(Change)
+
 	// alwaysConcurrent skips the adaptive inline phase (tests).
 	alwaysConcurrent bool
 }
@@ -96,6 +103,7 @@ func Serve(rw io.ReadWriter, root *os.Root, opts *ServerOptions) error {
 		serial:   o.Workers == 1,
 
 		alwaysConcurrent: o.alwaysConcurrent,
+		onChange:         o.OnChange,
 	}
 	out := io.Writer(rw)
 	if st, ok := rw.(stream); ok {
@@ -127,6 +135,8 @@ type session struct {
 
 	w   *replyWriter
 	spl *splicer // nil: READ data is copied
+
+	onChange func(Change)
 }
 
 // span is the byte range a concurrent READ or WRITE touches.

@@ -18,7 +18,7 @@ import (
 // runDaemon runs `agent-backend daemon`. With --local-only it serves the
 // workspace's MCP tools on stdin/stdout (no network listener, and no
 // dangerous-command blocking: local-only mode trusts the local user, as
-// daemon.md requires) until stdin closes or a SIGINT/SIGTERM arrives.
+// docs/daemon.md describes) until stdin closes or a SIGINT/SIGTERM arrives.
 func runDaemon(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg, err := parseDaemonFlags(args)
 	if errors.Is(err, errHelp) {
@@ -32,7 +32,7 @@ func runDaemon(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if !cfg.LocalOnly {
-		return runFullDaemon(ctx, cfg, stderr)
+		return runFullDaemon(ctx, cfg, stdout, stderr)
 	}
 	if err := serveLocalOnly(ctx, cfg, stdin, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "agent-backend daemon: %v\n", err)
@@ -48,6 +48,8 @@ func serveLocalOnly(ctx context.Context, cfg daemonConfig, stdin io.Reader, stdo
 		Isolation:      agentbe.Isolation(cfg.Isolation),
 		Shell:          agentbe.Shell(cfg.Shell),
 		AllowDangerous: true,
+		Limits:         cfg.ExecLimits,
+		Network:        cfg.ExecNetwork,
 	})
 	if err != nil {
 		return err
@@ -70,7 +72,10 @@ func serveLocalOnly(ctx context.Context, cfg daemonConfig, stdin io.Reader, stdo
 	// and are cancelled, which kills their commands, so the daemon exits
 	// promptly instead of waiting for a long exec.
 	in := &eofReader{r: stdin, onEOF: func() { time.AfterFunc(eofGrace, cancel) }}
-	err = mcp.ServeStdio(ctx, agentbe.NewMCPServer(b), in, stdout)
+	// Long exec calls may become MCP tasks; they end with the process.
+	tasks := mcp.NewTaskStore(mcp.TaskOptions{})
+	defer tasks.Close()
+	err = mcp.ServeStdio(ctx, agentbe.NewMCPServerWith(b, agentbe.MCPServerOptions{ServerOptions: mcp.ServerOptions{Tasks: tasks}}), in, stdout)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return err
 	}
@@ -149,12 +154,28 @@ func daemonUsage(w io.Writer) {
                               check, hostEnv, env)
   --log-level LEVEL           debug, info (default), warn or error; requests
                               that succeed are logged at debug
+  --log-format FORMAT         text (default: logfmt lines) or json (one JSON
+                              object a line); every line of a request carries
+                              its request_id
+  --audit-log FILE|-          append an audit record (one JSON object a line)
+                              for every command, file change, MCP tool call,
+                              ACP agent start/stop and refused authentication
+                              to FILE (created 0600), or to stdout with -
   --max-ssh-conns N           concurrent /ssh connections (default 64)
   --max-inflight N            concurrent /mcp and /v1 requests (default 256)
   --max-channels-per-conn N   concurrent channels (commands, SFTP) of one SSH
                               connection (default 16)
   --max-acp-instances N       live ACP agent processes (default 64; beyond,
                               starting one answers 429)
+  --max-uploads N             concurrent /v1 uploads (PUT /v1/fs/file,
+                              POST /v1/fs/upload-batch; default 32)
+  --tenants FILE              tenants: JSON {"tenants":[{"name","tokenSha256",
+                              "scope","limits":{...},"network"}]}; a tenant's
+                              token reaches only its scope, with caps of its
+                              own (429 beyond). Needs bwrap isolation; excludes
+                              --scopePath; without an operator token only
+                              tenants get in. SIGHUP reloads it (see
+                              docs/tenancy.md)
                               A full daemon answers a request or an /ssh
                               upgrade 503 with Retry-After and "daemon full"
 `)

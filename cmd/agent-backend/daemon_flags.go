@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/acp"
 	"github.com/agentbe/agent-backend/daemon"
 )
@@ -34,11 +35,23 @@ type daemonConfig struct {
 	SSHAuthorizedKeys string
 	ACPAgents         []acp.Agent // --acp-agents-file entries, then --acp-agent ones
 	LogLevel          slog.Level  // --log-level (default info)
+	LogFormat         string      // --log-format: text ("" is text) or json
+	AuditLog          string      // --audit-log: a file, "-" for stdout, "" for none
 	// Caps; a full daemon answers 503 (429 for ACP instances).
 	MaxSSHConns        int // --max-ssh-conns: concurrent /ssh connections
 	MaxInFlight        int // --max-inflight: concurrent /mcp and /v1 requests
 	MaxACPInstances    int // --max-acp-instances: live ACP agent processes
 	MaxChannelsPerConn int // --max-channels-per-conn: SSH channels of one connection
+	MaxUploads         int // --max-uploads: concurrent /v1 uploads
+
+	// TenantsFile (--tenants) is the tenants file: tenant tokens bound to
+	// scopes, each with caps of its own.
+	TenantsFile string
+
+	// Limits of every command (--exec-memory, --exec-pids, --exec-cpu,
+	// --exec-timeout) and its network (--exec-network, default host).
+	ExecLimits  agentbe.ResourceLimits
+	ExecNetwork agentbe.Network
 
 	// AllowDefaultSSHPassword (--allow-default-ssh-password) accepts
 	// --conventional-ssh with an account whose password is the published
@@ -54,6 +67,7 @@ func capFlags(cfg *daemonConfig) map[string]*int {
 	return map[string]*int{
 		"--max-ssh-conns": &cfg.MaxSSHConns, "--max-inflight": &cfg.MaxInFlight,
 		"--max-acp-instances": &cfg.MaxACPInstances, "--max-channels-per-conn": &cfg.MaxChannelsPerConn,
+		"--max-uploads": &cfg.MaxUploads,
 	}
 }
 
@@ -79,6 +93,7 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		SSHUsers:    []sshUser{defaultSSHUser},
 		MaxSSHConns: daemon.DefaultMaxSSHConns, MaxInFlight: daemon.DefaultMaxInFlight,
 		MaxACPInstances: acp.DefaultMaxInstances, MaxChannelsPerConn: daemon.DefaultMaxChannels,
+		MaxUploads: daemon.DefaultMaxUploads,
 	}
 	var port, sshPort, sshUsers, usersFile, usersFD, tokenFile, tokenFD, agentsFile, agentFlag, logLevel string
 	var agentFlags []string
@@ -90,6 +105,13 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		"--port": &port, "--ssh-port": &sshPort, "--ssh-users": &sshUsers,
 		"--ssh-users-file": &usersFile, "--ssh-users-fd": &usersFD,
 		"--acp-agents-file": &agentsFile, "--acp-agent": &agentFlag, "--log-level": &logLevel,
+		"--tenants":    &cfg.TenantsFile,
+		"--log-format": &cfg.LogFormat, "--audit-log": &cfg.AuditLog,
+	}
+	execValues := map[string]*string{}
+	for _, name := range execLimitFlags {
+		execValues[name] = new(string)
+		strFlags[name] = execValues[name]
 	}
 	caps := capFlags(&cfg)
 	capValues := map[string]*string{}
@@ -162,6 +184,16 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		}
 		*dst = n
 	}
+	given := map[string]string{}
+	for name, v := range execValues {
+		if seen[name] {
+			given[name] = *v
+		}
+	}
+	var err error
+	if cfg.ExecLimits, cfg.ExecNetwork, err = parseExecLimits(given); err != nil {
+		return cfg, err
+	}
 	switch cfg.Isolation {
 	case "auto", "bwrap", "software", "none":
 	default:
@@ -200,6 +232,16 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		}
 		if cfg.SSHUsers, err = parseSSHUsers("--ssh-users-fd", string(b)); err != nil {
 			return cfg, err
+		}
+	}
+	if seen["--tenants"] {
+		switch {
+		case cfg.TenantsFile == "":
+			return cfg, errors.New("--tenants must not be empty")
+		case seen["--scopePath"]:
+			return cfg, errors.New("--tenants and --scopePath are mutually exclusive: each tenant's scope is in the tenants file")
+		case cfg.LocalOnly:
+			return cfg, errors.New("--tenants needs the network daemon, not --local-only")
 		}
 	}
 	if cfg.ScopePath != "" {
@@ -267,6 +309,22 @@ func parseDaemonFlags(args []string) (daemonConfig, error) {
 		if err := cfg.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
 			return cfg, fmt.Errorf("--log-level: invalid level %q (valid: debug, info, warn, error)", logLevel)
 		}
+	}
+	switch cfg.LogFormat {
+	case "text", "json":
+	case "":
+		if !seen["--log-format"] {
+			break
+		}
+		fallthrough
+	default:
+		return cfg, fmt.Errorf("--log-format: invalid format %q (valid: text, json)", cfg.LogFormat)
+	}
+	if seen["--audit-log"] && cfg.AuditLog == "" {
+		return cfg, errors.New("--audit-log must name a file, or - for stdout")
+	}
+	if cfg.AuditLog == "-" && cfg.LocalOnly {
+		return cfg, errors.New("--audit-log -: stdout carries MCP in --local-only mode")
 	}
 	for _, v := range agentFlags {
 		a, err := acp.ParseAgentFlag(v)

@@ -10,11 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentbe/agent-backend/internal/buildinfo"
 )
 
 func TestParseDaemonFlags(t *testing.T) {
 	def := daemonConfig{Isolation: "auto", Shell: "auto", Port: 3001, SSHPort: 22, SSHUsers: []sshUser{{"root", "agents"}},
-		MaxSSHConns: 64, MaxInFlight: 256, MaxACPInstances: 64, MaxChannelsPerConn: 16}
+		MaxSSHConns: 64, MaxInFlight: 256, MaxACPInstances: 64, MaxChannelsPerConn: 16, MaxUploads: 32}
 	with := func(f func(*daemonConfig)) daemonConfig {
 		c := def
 		c.RootDir = "/w"
@@ -58,6 +60,13 @@ func TestParseDaemonFlags(t *testing.T) {
 		{"--rootDir /w --local-only --ssh-users-file -", def, "stdin carries MCP"},
 		{"--rootDir /w --ssh-users-fd 1", def, `--ssh-users-fd: invalid descriptor "1"`},
 		{"--rootDir /w --scopePath a/../../b", def, "Scope path must not contain path traversal sequences"},
+		{"--rootDir /w --tenants /t.json --max-uploads 3", with(func(c *daemonConfig) {
+			c.TenantsFile, c.MaxUploads = "/t.json", 3
+		}), ""},
+		{"--rootDir /w --tenants /t.json --scopePath a", def, "--tenants and --scopePath are mutually exclusive"},
+		{"--rootDir /w --tenants /t.json --local-only", def, "--tenants needs the network daemon"},
+		{"--rootDir /w --tenants=", def, "--tenants must not be empty"},
+		{"--rootDir /w --max-uploads 0", def, "--max-uploads must be an integer between 1 and"},
 		{"--rootDir /w --scopePath ..", def, "path traversal"},
 		{"--rootDir /w --scopePath a//b", def, "--scopePath"},
 		{"--rootDir --port 4000", def, "--rootDir requires a value"},
@@ -67,6 +76,13 @@ func TestParseDaemonFlags(t *testing.T) {
 		{"--rootDir /w --log-level debug", with(func(c *daemonConfig) { c.LogLevel = slog.LevelDebug }), ""},
 		{"--rootDir /w --log-level WARN", with(func(c *daemonConfig) { c.LogLevel = slog.LevelWarn }), ""},
 		{"--rootDir /w --log-level loud", def, `--log-level: invalid level "loud"`},
+		{"--rootDir /w --log-format json", with(func(c *daemonConfig) { c.LogFormat = "json" }), ""},
+		{"--rootDir /w --log-format text", with(func(c *daemonConfig) { c.LogFormat = "text" }), ""},
+		{"--rootDir /w --log-format xml", def, `--log-format: invalid format "xml"`},
+		{"--rootDir /w --audit-log /var/log/a.jsonl", with(func(c *daemonConfig) { c.AuditLog = "/var/log/a.jsonl" }), ""},
+		{"--rootDir /w --audit-log -", with(func(c *daemonConfig) { c.AuditLog = "-" }), ""},
+		{"--rootDir /w --audit-log=", def, "--audit-log must name a file"},
+		{"--rootDir /w --local-only --audit-log -", def, "stdout carries MCP"},
 		{"--rootDir /w --port 65535", with(func(c *daemonConfig) { c.Port = 65535 }), ""},
 		{"--rootDir /w --ssh-port 1", with(func(c *daemonConfig) { c.SSHPort = 1 }), ""},
 		{"--rootDir /w --ssh-port 65536", def, "--ssh-port must be"},
@@ -175,7 +191,7 @@ func TestTopLevel(t *testing.T) {
 		code int
 		out  string
 	}{
-		{[]string{"--version"}, 0, version + "\n"},
+		{[]string{"--version"}, 0, "agent-backend " + version + " (" + buildinfo.Read().String() + ")\n"},
 		{[]string{"--help"}, 0, "ssh-proxy"},
 		{[]string{"bogus"}, 1, ""},
 		{[]string{"ssh-proxy"}, 1, ""},

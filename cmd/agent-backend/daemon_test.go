@@ -77,7 +77,7 @@ func TestLocalOnlyServesTools(t *testing.T) {
 	if got, _ := callText(t, c, "read_text_file", map[string]any{"path": "/a.txt"}); got != "hello\n" {
 		t.Errorf("read_text_file: %q", got)
 	}
-	// Local-only mode does not block dangerous commands (daemon.md).
+	// Local-only mode does not block dangerous commands (docs/daemon.md).
 	if got, isErr := callText(t, c, "exec", map[string]any{"command": "echo 'rm -rf /' | cat"}); isErr || got != "rm -rf /" {
 		t.Errorf("exec: %q (error %v)", got, isErr)
 	}

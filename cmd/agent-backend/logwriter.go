@@ -33,7 +33,7 @@ func (b *bufferedLog) Write(p []byte) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	if b.closed || bytes.Contains(p, []byte("level=WARN")) || bytes.Contains(p, []byte("level=ERROR")) {
+	if b.closed || urgent(p) {
 		return n, b.w.Flush()
 	}
 	if !b.scheduled {
@@ -56,4 +56,11 @@ func (b *bufferedLog) Close() error {
 	defer b.mu.Unlock()
 	b.closed = true
 	return b.w.Flush()
+}
+
+// urgent reports whether the line p is at level WARN or ERROR, in the
+// text or the JSON format.
+func urgent(p []byte) bool {
+	return bytes.Contains(p, []byte("level=WARN")) || bytes.Contains(p, []byte("level=ERROR")) ||
+		bytes.Contains(p, []byte(`"level":"WARN"`)) || bytes.Contains(p, []byte(`"level":"ERROR"`))
 }

@@ -57,3 +57,21 @@ func TestBufferedLog(t *testing.T) {
 		t.Error("Close did not flush")
 	}
 }
+
+// TestBufferedLogJSON checks that a JSON line at WARN or ERROR is written
+// at once, as a text one is.
+func TestBufferedLogJSON(t *testing.T) {
+	for _, level := range []string{"WARN", "ERROR"} {
+		var out lockedBuilder
+		b := newBufferedLog(&out)
+		b.Write([]byte(`{"time":"t","level":"INFO","msg":"http"}` + "\n"))
+		if s, _ := out.get(); s != "" {
+			t.Fatal("info line written at once")
+		}
+		b.Write([]byte(`{"time":"t","level":"` + level + `","msg":"careful"}` + "\n"))
+		if s, n := out.get(); strings.Count(s, "\n") != 2 || n != 1 {
+			t.Errorf("%s: %d lines in %d writes", level, strings.Count(s, "\n"), n)
+		}
+		b.Close()
+	}
+}

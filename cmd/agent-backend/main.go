@@ -15,6 +15,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/agentbe/agent-backend/internal/buildinfo"
+
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/internal/procs"
 )
@@ -51,7 +53,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "migrate":
 		return runMigrate(args[1:], stdin, stdout, stderr)
 	case "--version", "-v", "version":
-		fmt.Fprintln(stdout, version)
+		fmt.Fprintf(stdout, "agent-backend %s (%s)\n", version, buildinfo.Read())
 		return 0
 	case "--help", "-h", "help":
 		usage(stdout)

@@ -3,8 +3,12 @@ package fstools
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/agentbe/agent-backend/internal/jsonraw"
 
@@ -27,7 +31,10 @@ type ExecResult struct {
 // environment. A command that ran returns its result whatever its exit
 // status; err is for a command that could not run (blocked, no shell,
 // cancelled before it started …) and its text is shown to the client.
-type ExecFunc func(ctx context.Context, command string, env map[string]string) (ExecResult, error)
+// output, when not nil, is also given the command's standard output and
+// standard error as they are produced (the result still holds them); it
+// is safe for concurrent use and its writes never fail.
+type ExecFunc func(ctx context.Context, command string, env map[string]string, output io.Writer) (ExecResult, error)
 
 var execTool = mcp.Tool{
 	Name:  "exec",
@@ -37,13 +44,29 @@ var execTool = mcp.Tool{
 		"followed by its standard error (or its standard output when it wrote no error), then, when it wrote both, " +
 		"a blank line, \"stdout:\" and its standard output. " +
 		"Output beyond the server's limit (1 MiB by default) is cut, with a note giving its full length: " +
-		"redirect large output to a file and read it in parts. Not available for memory backends.",
+		"redirect large output to a file and read it in parts. Not available for memory backends. " +
+		"Long commands (builds, test runs) may outlive a client's request timeout: " +
+		"a request with _meta.progressToken gets a notifications/progress every second while the command runs " +
+		"(its message counts the output so far), so clients that reset their timeout on progress keep waiting; " +
+		"where the server keeps tasks (the agentbe daemon does), a client declaring the io.modelcontextprotocol/tasks extension " +
+		"in the request's capabilities gets, " +
+		"for a command still running after half a second, a task instead of the result: " +
+		"tasks/get reports its status, the last of its output so far and, once done, this tool's result; " +
+		"tasks/cancel kills the command's process group.",
 	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 		`"command":{"type":"string","description":"The shell command line"},` +
-		`"env":{"type":"object","additionalProperties":{"type":"string"},"description":"Extra environment variables for this command"}},` +
+		`"env":{"type":"object","additionalProperties":{"type":"string"},"description":"Extra environment variables for this command"},` +
+		`"timeout":{"type":"number","exclusiveMinimum":0,"description":"Seconds after which the command is stopped; it can only shorten the server's own time limit"}},` +
 		`"required":["command"]}`),
 	Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(true), IdempotentHint: ptr(false), OpenWorldHint: ptr(true)},
+	LongRunning: true,
 }
+
+// errExecTimeout ends the context of an exec call whose timeout argument
+// ran out; maxExecTimeout bounds that argument (a day).
+var errExecTimeout = errors.New("exec timeout")
+
+const maxExecTimeout = 24 * time.Hour
 
 // serveExec runs the exec tool of the TypeScript agent-backend daemon
 // through run. Its results follow the reference: the trimmed standard
@@ -53,19 +76,60 @@ var execTool = mcp.Tool{
 // wrote both ("\n\nstdout:\n<stdout, trimmed>"); "Command cannot be empty"
 // for a blank command. The text is kept within the exec output limit,
 // escaped (Limits.ExecOutputBytes). Cancelling the request cancels ctx,
-// which run must honour by killing the command.
-func serveExec(ctx context.Context, run ExecFunc, raw json.RawMessage, lim resultLimits) (*mcp.CallToolResult, error) {
-	a := decodeArgs("exec", raw)
+// which run must honour by killing the command. An optional "timeout"
+// (seconds) ends ctx sooner: the command is stopped and the result says
+// "LIMIT_EXCEEDED: time limit exceeded", as the backend says of its own
+// limits (which a timeout cannot lengthen: both apply).
+//
+// While the command runs, its output goes to call.Output when set (a task
+// shows the last of it), and call.Progress, when set, is called every
+// lim.progress with the number of bytes of output so far.
+func serveExec(ctx context.Context, run ExecFunc, call mcp.ToolCall, lim resultLimits) (*mcp.CallToolResult, error) {
+	a := decodeArgs("exec", call.Arguments)
 	command := a.str("command", true)
 	env := a.env("env")
+	timeout, hasTimeout := a.num("timeout")
 	if err := a.err(); err != nil {
 		return errResult(err)
 	}
 	if strings.TrimSpace(command) == "" {
 		return mcp.ErrorResult("Command cannot be empty"), nil
 	}
-	res, err := run(ctx, command, env)
+	if hasTimeout {
+		if !(timeout > 0) || timeout > maxExecTimeout.Seconds() {
+			return mcp.ErrorResult("timeout must be a positive number of seconds (at most " +
+				strconv.Itoa(int(maxExecTimeout.Seconds())) + ")"), nil
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(timeout*float64(time.Second)), errExecTimeout)
+		defer cancel()
+	}
+	var out *execOutput
+	if call.Output != nil || call.Progress != nil {
+		out = &execOutput{w: call.Output}
+	}
+	var stop func()
+	if call.Progress != nil {
+		stop = heartbeat(lim.progress, func() {
+			call.Progress(strconv.FormatInt(out.total(), 10) + " bytes of output so far")
+		})
+	}
+	var res ExecResult
+	var err error
+	if out != nil {
+		res, err = run(ctx, command, env, out)
+	} else {
+		res, err = run(ctx, command, env, nil)
+	}
+	if stop != nil {
+		stop()
+	}
 	budget := lim.single()
+	if hasTimeout && context.Cause(ctx) == errExecTimeout {
+		// The same words as the backend's own time limit.
+		return mcp.ErrorResult("LIMIT_EXCEEDED: time limit exceeded (timeout " +
+			strconv.FormatFloat(timeout, 'g', -1, 64) + "s); the command was stopped"), nil
+	}
 	if err != nil {
 		msg := err.Error()
 		if jsonraw.EscapedLen(msg, budget) > budget {
@@ -139,4 +203,53 @@ func clipOutput(s string, total int64, budget int) string {
 func truncationNote(total int64, shown int) string {
 	return "\n\n... [Output truncated. Full output was " + strconv.FormatInt(total, 10) +
 		" bytes, showing first " + strconv.Itoa(shown) + "]"
+}
+
+// execOutput counts a running command's output and passes it on to w
+// (when set), one write at a time: stdout and stderr arrive from
+// different goroutines.
+type execOutput struct {
+	w  io.Writer
+	mu sync.Mutex
+	n  int64
+}
+
+func (o *execOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.n += int64(len(p))
+	if o.w != nil {
+		o.w.Write(p)
+	}
+	return len(p), nil
+}
+
+func (o *execOutput) total() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n
+}
+
+// heartbeat calls beat every interval until stop is called; once stop
+// has returned beat is not running and will not run again.
+func heartbeat(interval time.Duration, beat func()) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				beat()
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }

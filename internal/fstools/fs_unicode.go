@@ -1,5 +1,7 @@
 package fstools
 
+//go:generate sh -c "cd unicodegen && go run . | gofmt > ../fs_unicode_tables.go"
+
 import (
 	"sort"
 	"strings"

@@ -2,6 +2,7 @@ package fstools
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/agentbe/agent-backend/mcp"
 )
@@ -43,16 +44,29 @@ type Limits struct {
 	// and ends with a note giving its full length. It is always kept
 	// within MessageBytes.
 	ExecOutputBytes int
+	// ProgressInterval is how often exec reports progress while a command
+	// runs, to a request that asked for it (mcp.ToolCall.Progress); zero
+	// means DefaultProgressInterval.
+	ProgressInterval time.Duration
 }
+
+// DefaultProgressInterval is how often exec reports progress when
+// Limits.ProgressInterval is zero: well within any client's request
+// timeout, and one small message a second is nothing to send.
+const DefaultProgressInterval = time.Second
 
 // resultLimits are Limits with the defaults applied.
 type resultLimits struct {
-	message int // the whole response, encoded
-	exec    int // exec's text, escaped
+	message  int           // the whole response, encoded
+	exec     int           // exec's text, escaped
+	progress time.Duration // exec's progress interval
 }
 
 func (l Limits) effective() resultLimits {
-	r := resultLimits{message: mcp.DefaultMaxMessageBytes, exec: DefaultMaxExecOutputBytes}
+	r := resultLimits{message: mcp.DefaultMaxMessageBytes, exec: DefaultMaxExecOutputBytes, progress: DefaultProgressInterval}
+	if l.ProgressInterval > 0 {
+		r.progress = l.ProgressInterval
+	}
 	if l.MessageBytes > 0 {
 		r.message = l.MessageBytes
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,7 +29,7 @@ func limitServer(t *testing.T, lim Limits) (*mcp.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(ctx context.Context, command string, env map[string]string) (ExecResult, error) {
+	run := func(ctx context.Context, command string, env map[string]string, _ io.Writer) (ExecResult, error) {
 		r, ok := fakeOutputs[command]
 		if !ok {
 			return ExecResult{}, fmt.Errorf("unknown command %q", command)

@@ -158,7 +158,7 @@ func Handler(ws Workspace, run ExecFunc, lim Limits) mcp.ToolHandler {
 			d := &fsToolDefs[i]
 			return d.run(t, ctx, decodeArgs(d.tool.Name, raw))
 		case i == len(fsToolDefs) && run != nil:
-			return serveExec(ctx, run, raw, t.lim)
+			return serveExec(ctx, run, c, t.lim)
 		}
 		return nil, fmt.Errorf("fstools: no workspace tool at index %d", i)
 	}

@@ -3,6 +3,7 @@ package fstools
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,7 @@ func FuzzToolArguments(f *testing.F) {
 		f.Fatal(err)
 	}
 	tools := filesystemTools(ws)
-	_, execH := newExecTool(func(ctx context.Context, command string, env map[string]string) (ExecResult, error) {
+	_, execH := newExecTool(func(ctx context.Context, command string, env map[string]string, _ io.Writer) (ExecResult, error) {
 		return ExecResult{Stdout: []byte(command)}, nil
 	}, Limits{})
 	f.Fuzz(func(t *testing.T, which uint8, args string) {

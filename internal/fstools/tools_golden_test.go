@@ -18,7 +18,7 @@ import (
 	"github.com/agentbe/agent-backend/mcp"
 )
 
-// goldenCase is one case of testdata/tools_golden.json, captured from the
+// goldenCase is one case of interop/testdata/conformance/golden.json, captured from the
 // official filesystem server by the conformance pack.
 type goldenCase struct {
 	Name    string          `json:"name"`
@@ -228,7 +228,7 @@ func normalize(v any, repl *strings.Replacer) any {
 
 func loadGolden(t testing.TB) []goldenCase {
 	t.Helper()
-	b, err := os.ReadFile("testdata/tools_golden.json")
+	b, err := os.ReadFile("../../interop/testdata/conformance/golden.json")
 	if err != nil {
 		t.Fatal(err)
 	}

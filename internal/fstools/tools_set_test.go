@@ -2,6 +2,7 @@ package fstools
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -32,7 +33,7 @@ func TestToolsSet(t *testing.T) {
 			t.Errorf("index %d without exec: result %+v, no error", i, res)
 		}
 	}
-	run := func(_ context.Context, command string, _ map[string]string) (ExecResult, error) {
+	run := func(_ context.Context, command string, _ map[string]string, _ io.Writer) (ExecResult, error) {
 		return ExecResult{Stdout: []byte("ran " + command)}, nil
 	}
 	s := mcp.NewServer(mcp.Implementation{Name: "t"}, mcp.ServerOptions{}, withExec, Handler(ws, run, Limits{}))

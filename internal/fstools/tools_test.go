@@ -83,7 +83,7 @@ func TestToolsListShape(t *testing.T) {
 // annotations with the official server's tools/list, as the agentbe
 // conformance profile does.
 func TestToolsSchemaMatchesReference(t *testing.T) {
-	b, err := os.ReadFile("testdata/tools_list_reference.json")
+	b, err := os.ReadFile("../../interop/testdata/conformance/tools-list.json")
 	if err != nil {
 		t.Fatal(err)
 	}

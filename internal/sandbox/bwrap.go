@@ -193,7 +193,11 @@ func bwrapSetup(l bwrapLayout, s Spec, env []string) []string {
 	argv = append(argv,
 		"--tmpfs", "/tmp",
 		bindFlag(l), bindSource(l), Workspace,
-		"--unshare-all", "--share-net",
+		"--unshare-all")
+	if !s.NoNetwork {
+		argv = append(argv, "--share-net")
+	}
+	argv = append(argv,
 		"--cap-drop", "ALL",
 		"--die-with-parent", "--new-session",
 		"--seccomp", strconv.Itoa(bwrapSeccompFD),
@@ -245,27 +249,41 @@ func (b bwrapSandbox) Command(ctx context.Context, s Spec) (*Cmd, error) {
 		return nil, err
 	}
 	l := b.layout.withEtc()
-	setup := bwrapSetup(l, s, bwrapEnv(s))
-	args, err := procs.Feed([]byte(strings.Join(setup, "\x00") + "\x00"))
+	setup := []byte(strings.Join(bwrapSetup(l, s, bwrapEnv(s)), "\x00") + "\x00")
+	// Under cgroup v1 the set-up is the gate: bwrap waits for it before it
+	// does anything, and gets it once Started has placed it in its cgroup.
+	var args, gate *os.File
+	if _, v2 := s.Cgroup.CgroupFD(); s.Cgroup != nil && !v2 {
+		args, gate, err = os.Pipe()
+	} else {
+		args, err = procs.Feed(setup)
+	}
 	if err != nil {
 		ws.Close()
 		return nil, err
 	}
-	filter, err := procs.Feed(b.seccomp)
-	if err != nil {
+	closeAll := func() {
 		ws.Close()
 		args.Close()
+		if gate != nil {
+			gate.Close()
+		}
+	}
+	filter, err := procs.Feed(b.seccomp)
+	if err != nil {
+		closeAll()
 		return nil, err
 	}
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
-		ws.Close()
-		args.Close()
+		closeAll()
 		filter.Close()
 		return nil, err
 	}
-	return newCmd(ctx, bwrapArgv(l, s), []string{}, "/", []*os.File{args, filter, ws, infoW}, nil,
-		&sandboxInit{info: infoR}), nil
+	c := newCmd(ctx, bwrapArgv(l, s), []string{}, "/", []*os.File{args, filter, ws, infoW}, nil,
+		&sandboxInit{info: infoR})
+	c.withCgroup(s.Cgroup, gate, setup)
+	return c, nil
 }
 
 // withEtc returns l with etcDir set to the stage's current generation; if

@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"sort"
 
+	"github.com/agentbe/agent-backend/internal/cgroup"
 	"github.com/agentbe/agent-backend/internal/procs"
 )
 
@@ -46,6 +47,15 @@ type Spec struct {
 	WorkRel  string            // working directory relative to Root ("." = Root), link-free
 	Env      map[string]string // backend < scope < call environment, already merged
 	Inherit  bool              // start from the host's environment instead of the clean base
+	// NoNetwork gives the command an empty network namespace of its own
+	// (bwrap only; the plain modes refuse it).
+	NoNetwork bool
+	// Cgroup, when not nil, is the cgroup the command runs in: the
+	// process is in it before the command's first instruction (created
+	// into it under cgroup v2; under v1 placed while bwrap waits for its
+	// set-up, or while a gate holds the shell). Kill kills its processes
+	// too. The caller made it and closes it once the command has ended.
+	Cgroup *cgroup.Command
 }
 
 // Sandbox starts commands in one isolation mode. It is safe for
@@ -73,6 +83,12 @@ type Cmd struct {
 	files []*os.File
 	// init, under bwrap, kills the sandbox's init.
 	init *sandboxInit
+	// cg is the command's cgroup (nil for none); gate, when not nil, holds
+	// the command until Started has placed it in cg, and gets gateData
+	// then.
+	cg       *cgroup.Command
+	gate     *os.File
+	gateData []byte
 }
 
 // newCmd builds the Cmd of a launch.
@@ -86,12 +102,47 @@ func newCmd(ctx context.Context, argv, env []string, dir string, extra, keep []*
 }
 
 // Started closes the parent's copies of the command's files; call it once
-// Start has returned, whether or not it succeeded.
-func (c *Cmd) Started() {
+// Start has returned, whether or not it succeeded. A command held at its
+// gate is first placed in its cgroup and let go; if it cannot be placed,
+// it is killed and the error returned.
+func (c *Cmd) Started() error {
 	for _, f := range c.files {
 		f.Close()
 	}
 	c.files = nil
+	if c.gate == nil {
+		return nil
+	}
+	gate := c.gate
+	c.gate = nil
+	defer gate.Close()
+	if c.Cmd.Process == nil {
+		return nil
+	}
+	if err := c.cg.Place(c.Cmd.Process.Pid); err != nil {
+		c.Kill()
+		return err
+	}
+	// A command that died meanwhile closed its end: EPIPE, and Wait
+	// reports how it ended.
+	_, _ = gate.Write(c.gateData)
+	return nil
+}
+
+// withCgroup runs c in cg: created into it (cgroup v2), or held at a gate
+// until Started has placed it there (v1). gate is the write end of the
+// pipe the command waits on (nil: the caller gives none because v2 needs
+// none); it gets data once the command is placed.
+func (c *Cmd) withCgroup(cg *cgroup.Command, gate *os.File, data []byte) {
+	c.cg = cg
+	if cg == nil {
+		return
+	}
+	if fd, ok := cg.CgroupFD(); ok {
+		useCgroupFD(c.Cmd, fd)
+		return
+	}
+	c.gate, c.gateData = gate, data
 }
 
 // Kill kills the running command: under bwrap the sandbox's init first
@@ -100,7 +151,11 @@ func (c *Cmd) Started() {
 // the modes without a sandbox survives.
 func (c *Cmd) Kill() error {
 	c.init.kill(c.Cmd.Process.Pid)
-	return procs.KillGroup(c.Cmd)
+	err := procs.KillGroup(c.Cmd)
+	if c.cg != nil {
+		c.cg.Kill()
+	}
+	return err
 }
 
 // Close kills the command (see Kill); it lets a backend's Destroy end the
@@ -114,6 +169,10 @@ func (c *Cmd) Close() error {
 // files, if Started was not called).
 func (c *Cmd) Done() {
 	c.Started()
+	if c.gate != nil {
+		c.gate.Close()
+		c.gate = nil
+	}
 	c.init.close()
 }
 

@@ -15,7 +15,7 @@ func TestResolve(t *testing.T) {
 		name, root, in, want string
 		err                  error
 	}{
-		// conventions.md, case 1: relative paths.
+		// docs/paths.md, case 1: relative paths.
 		{"relative file", root, "file.txt", "file.txt", nil},
 		{"relative nested", root, "subdir/file.txt", "subdir/file.txt", nil},
 		{"dot", root, ".", ".", nil},

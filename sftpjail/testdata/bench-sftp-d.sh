@@ -3,7 +3,7 @@
 #
 # Side-by-side throughput of OpenSSH's `sftp -D` client against OpenSSH's
 # /usr/lib/openssh/sftp-server and against `BIN sftp-server --rootDir`,
-# the way /work/shared/bench/run.sh sftp-anchor measures OpenSSH: one
+# the way the side-by-side harness (bench/README.md) measures OpenSSH: one
 # `get` or `put` of a SIZE_MIB file per batch, wall time around the sftp
 # process, runs interleaved, median reported. Then the peak RSS
 # (/usr/bin/time %M = VmHWM) of each server during one get and one put.

@@ -1,5 +1,5 @@
 // Command mcpbench serves the agentbe MCP tools for the benchmark harness
-// (/work/shared/bench/run.sh) until the full daemon exists, and the bare
+// (bench/README.md) until the full daemon exists, and the bare
 // net/http ceiling to compare them with.
 //
 //	mcpbench -root DIR -addr 127.0.0.1:3921 [-token T]   Streamable HTTP on /mcp: a fresh
