@@ -369,11 +369,11 @@ func (s *Server) dispatch(ctx context.Context, rq *request) []byte {
 	case "tools/call":
 		return s.callTool(ctx, rq)
 	case "tasks/get":
-		return s.tasksGet(rq.Message)
+		return s.capStatus(rq, s.tasksGet(rq.Message))
 	case "tasks/update":
-		return s.tasksUpdate(rq.Message)
+		return s.capStatus(rq, s.tasksUpdate(rq.Message))
 	case "tasks/cancel":
-		return s.tasksCancel(rq.Message)
+		return s.capStatus(rq, s.tasksCancel(rq.Message))
 	}
 	return s.methodNotFound(rq)
 }
@@ -613,6 +613,17 @@ func (s *Server) logf(msg string, args ...any) {
 	if s.opts.Logger != nil {
 		s.opts.Logger.Error(msg, args...)
 	}
+}
+
+// capStatus gives a modern -32021 (a client capability the request did
+// not declare) its HTTP status, 400.
+func (s *Server) capStatus(rq *request, b []byte) []byte {
+	if rq.modern() {
+		if m, err := DecodeMessage(b); err == nil && m.Error != nil && m.Error.Code == CodeMissingClientCapability {
+			rq.status = http.StatusBadRequest
+		}
+	}
+	return b
 }
 
 // modernize gives a result answering a modern request the members every
