@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,7 +57,7 @@ type httpTransport struct {
 // unexpected HTTP status.
 var ErrHTTPStatus = errors.New("mcp: unexpected HTTP status")
 
-func (t *httpTransport) post(ctx context.Context, msg []byte) (*http.Response, error) {
+func (t *httpTransport) post(ctx context.Context, msg []byte, rh *rpcHeaders) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(msg))
 	if err != nil {
 		return nil, err
@@ -74,6 +75,13 @@ func (t *httpTransport) post(ctx context.Context, msg []byte) (*http.Response, e
 		req.Header.Set("Mcp-Protocol-Version", t.version)
 	}
 	t.mu.Unlock()
+	if rh != nil {
+		req.Header.Set("Mcp-Protocol-Version", rh.version)
+		req.Header.Set("Mcp-Method", encodeHeaderValue(rh.method))
+		if rh.name != "" {
+			req.Header.Set("Mcp-Name", encodeHeaderValue(rh.name))
+		}
+	}
 	resp, err := t.opts.HTTPClient.Do(req)
 	if err != nil {
 		return nil, err
@@ -93,18 +101,38 @@ func statusError(resp *http.Response, limit int64) error {
 		Error *RPCError `json:"error"`
 	}
 	if json.Unmarshal(body, &m) == nil && m.Error != nil {
-		return fmt.Errorf("%w %d: %w", ErrHTTPStatus, resp.StatusCode, m.Error)
+		return &statusErr{resp.StatusCode, fmt.Errorf("%w %d: %w", ErrHTTPStatus, resp.StatusCode, m.Error)}
 	}
-	return fmt.Errorf("%w %d: %s", ErrHTTPStatus, resp.StatusCode, strings.TrimSpace(string(body)))
+	return &statusErr{resp.StatusCode, fmt.Errorf("%w %d: %s", ErrHTTPStatus, resp.StatusCode, strings.TrimSpace(string(body)))}
 }
 
-func (t *httpTransport) roundTrip(ctx context.Context, id json.RawMessage, msg []byte) ([]byte, error) {
-	resp, err := t.post(ctx, msg)
+// statusErr is the error of a request answered with an unexpected HTTP
+// status; it wraps ErrHTTPStatus.
+type statusErr struct {
+	status int
+	err    error
+}
+
+func (e *statusErr) Error() string { return e.err.Error() }
+func (e *statusErr) Unwrap() error { return e.err }
+
+func (t *httpTransport) roundTrip(ctx context.Context, id json.RawMessage, msg []byte, rh *rpcHeaders) ([]byte, error) {
+	resp, err := t.post(ctx, msg, rh)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		if rh != nil && resp.StatusCode >= 400 && resp.StatusCode < 500 {
+			// A modern server answers protocol errors with a 4xx and
+			// the JSON-RPC error (echoing the id): return it as such.
+			if b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10)); err == nil {
+				if m, err := DecodeMessage(b); err == nil && m.Error != nil && idKey(m.ID) == idKey(id) {
+					return b, nil
+				}
+				return nil, &statusErr{resp.StatusCode, fmt.Errorf("%w %d: %s", ErrHTTPStatus, resp.StatusCode, strings.TrimSpace(string(b)))}
+			}
+		}
 		return nil, statusError(resp, t.opts.MaxResponseBytes)
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -186,7 +214,7 @@ func readSSEResponse(r io.Reader, id json.RawMessage) ([]byte, error) {
 }
 
 func (t *httpTransport) notify(ctx context.Context, msg []byte) error {
-	resp, err := t.post(ctx, msg)
+	resp, err := t.post(ctx, msg, nil)
 	if err != nil {
 		return err
 	}
@@ -202,6 +230,20 @@ func (t *httpTransport) setProtocolVersion(v string) {
 	t.mu.Lock()
 	t.version = v
 	t.mu.Unlock()
+}
+
+// encodeHeaderValue returns v as a header value: as it is when it is
+// plain visible ASCII without surrounding blanks, else in the =?base64?…?=
+// form.
+func encodeHeaderValue(v string) string {
+	plain := v != "" && v[0] != ' ' && v[len(v)-1] != ' ' && !strings.HasPrefix(v, "=?base64?")
+	for i := 0; plain && i < len(v); i++ {
+		plain = v[i] >= 0x20 && v[i] < 0x7f
+	}
+	if plain {
+		return v
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
 }
 
 func (t *httpTransport) close() error {

@@ -15,7 +15,7 @@ func NewInProcessClient(s *Server, opts ClientOptions) *Client {
 
 type inProcessTransport struct{ s *Server }
 
-func (t *inProcessTransport) roundTrip(ctx context.Context, id json.RawMessage, msg []byte) ([]byte, error) {
+func (t *inProcessTransport) roundTrip(ctx context.Context, id json.RawMessage, msg []byte, _ *rpcHeaders) ([]byte, error) {
 	m, err := DecodeMessage(msg)
 	if err != nil {
 		return nil, err

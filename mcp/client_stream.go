@@ -100,7 +100,7 @@ func (t *streamTransport) write(msg []byte) error {
 	return err
 }
 
-func (t *streamTransport) roundTrip(ctx context.Context, id json.RawMessage, msg []byte) ([]byte, error) {
+func (t *streamTransport) roundTrip(ctx context.Context, id json.RawMessage, msg []byte, _ *rpcHeaders) ([]byte, error) {
 	ch := make(chan []byte, 1)
 	key := idKey(id)
 	t.mu.Lock()

@@ -23,20 +23,24 @@ func (p pipeRWC) Close() error { return p.close() }
 
 // clientFactories builds one Client per transport, each connected to a
 // Server made by newSrv.
-func clientFactories(t *testing.T, newSrv func() *Server) map[string]func() *Client {
+func clientFactories(t *testing.T, newSrv func() *Server, opts ...ClientOptions) map[string]func() *Client {
+	var o ClientOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
 	return map[string]func() *Client{
 		"stream": func() *Client {
 			cr, sw := io.Pipe() // server -> client
 			sr, cw := io.Pipe() // client -> server
 			done := make(chan struct{})
 			go func() { ServeStdio(context.Background(), newSrv(), sr, sw); sw.Close(); close(done) }()
-			return NewStreamClient(pipeRWC{cr, cw, func() error { cw.Close(); <-done; return nil }}, ClientOptions{})
+			return NewStreamClient(pipeRWC{cr, cw, func() error { cw.Close(); <-done; return nil }}, o)
 		},
-		"inprocess": func() *Client { return NewInProcessClient(newSrv(), ClientOptions{}) },
+		"inprocess": func() *Client { return NewInProcessClient(newSrv(), o) },
 		"http": func() *Client {
 			ts := httptest.NewServer(NewHTTPHandler(func(*http.Request) (*Server, func(), error) { return newSrv(), nil, nil }, HTTPOptions{}))
 			t.Cleanup(ts.Close)
-			return NewHTTPClient(ts.URL, HTTPClientOptions{})
+			return NewHTTPClient(ts.URL, HTTPClientOptions{ClientOptions: o})
 		},
 		"http-sse": func() *Client {
 			h := NewHTTPHandler(func(*http.Request) (*Server, func(), error) { return newSrv(), nil, nil }, HTTPOptions{})
@@ -46,62 +50,78 @@ func clientFactories(t *testing.T, newSrv func() *Server) map[string]func() *Cli
 				h.ServeHTTP(w, r)
 			}))
 			t.Cleanup(ts.Close)
-			return NewHTTPClient(ts.URL, HTTPClientOptions{})
+			return NewHTTPClient(ts.URL, HTTPClientOptions{ClientOptions: o})
 		},
 	}
 }
 
+// TestClientTransports drives every transport in both eras: the default
+// Client negotiates the modern one, a Client asking for a 2025 version
+// speaks the legacy one.
 func TestClientTransports(t *testing.T) {
-	for name, mk := range clientFactories(t, func() *Server { return protoServer() }) {
-		t.Run(name, func(t *testing.T) {
-			base := runtime.NumGoroutine()
-			c := mk()
-			ctx := context.Background()
-			init, err := c.Initialize(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if init.ProtocolVersion != LatestProtocolVersion || init.ServerInfo.Name != "agent-backend" || c.Initialized() == nil {
-				t.Fatalf("initialize: %+v", init)
-			}
-			if err := c.Ping(ctx); err != nil {
-				t.Fatal(err)
-			}
-			tools, err := c.ListTools(ctx)
-			if err != nil || len(tools) != 5 || tools[0].Name != "echo" {
-				t.Fatalf("tools %+v %v", tools, err)
-			}
-			res, err := c.CallTool(ctx, "echo", map[string]string{"text": "héllo\n"})
-			if err != nil || res.IsError || res.Content[0].Text != "héllo\n" {
-				t.Fatalf("echo: %+v %v", res, err)
-			}
-			res, err = c.CallTool(ctx, "echo", json.RawMessage(`{"text":"raw"}`))
-			if err != nil || res.Content[0].Text != "raw" {
-				t.Fatalf("raw args: %+v %v", res, err)
-			}
-			res, err = c.CallTool(ctx, "nope", nil)
-			if err != nil || !res.IsError || res.Content[0].Text != "MCP error -32602: Tool nope not found" {
-				t.Fatalf("unknown tool: %+v %v", res, err)
-			}
-			res, err = c.CallTool(ctx, "fail", nil)
-			if err != nil || !res.IsError || res.Content[0].Text != "it failed" {
-				t.Fatalf("fail: %+v %v", res, err)
-			}
-			_, err = c.CallTool(ctx, "echo", []int{1})
-			var rpcErr *RPCError
-			if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
-				t.Fatalf("array args: %v", err)
-			}
-			if err := c.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.ListTools(ctx); !errors.Is(err, ErrClosed) {
-				t.Fatalf("after close: %v", err)
-			}
-			if name != "http" && name != "http-sse" { // httptest keeps its own goroutines until Cleanup
-				waitGoroutines(t, base)
-			}
-		})
+	for _, want := range []string{"", LatestLegacyProtocolVersion} {
+		for name, mk := range clientFactories(t, func() *Server { return protoServer() }, ClientOptions{ProtocolVersion: want}) {
+			t.Run(name+"/"+want, func(t *testing.T) { testClientTransport(t, mk, name, want) })
+		}
+	}
+}
+
+func testClientTransport(t *testing.T, mk func() *Client, name, want string) {
+	base := runtime.NumGoroutine()
+	c := mk()
+	ctx := context.Background()
+	init, err := c.Initialize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantVersion := want
+	if want == "" {
+		wantVersion = ProtocolVersion2026
+	}
+	if init.ProtocolVersion != wantVersion || c.ProtocolVersion() != wantVersion || init.ServerInfo.Name != "agent-backend" || c.Initialized() == nil {
+		t.Fatalf("initialize: %+v", init)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := c.ListTools(ctx)
+	if err != nil || len(tools) != 5 || tools[0].Name != "echo" {
+		t.Fatalf("tools %+v %v", tools, err)
+	}
+	res, err := c.CallTool(ctx, "echo", map[string]string{"text": "héllo\n"})
+	if err != nil || res.IsError || res.Content[0].Text != "héllo\n" {
+		t.Fatalf("echo: %+v %v", res, err)
+	}
+	res, err = c.CallTool(ctx, "echo", json.RawMessage(`{"text":"raw"}`))
+	if err != nil || res.Content[0].Text != "raw" {
+		t.Fatalf("raw args: %+v %v", res, err)
+	}
+	res, err = c.CallTool(ctx, "nope", nil)
+	var rpcErr *RPCError
+	if want == "" {
+		// The modern era makes an unknown tool a protocol error.
+		if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams || rpcErr.Message != "Tool nope not found" {
+			t.Fatalf("unknown tool: %+v %v", res, err)
+		}
+	} else if err != nil || !res.IsError || res.Content[0].Text != "MCP error -32602: Tool nope not found" {
+		t.Fatalf("unknown tool: %+v %v", res, err)
+	}
+	res, err = c.CallTool(ctx, "fail", nil)
+	if err != nil || !res.IsError || res.Content[0].Text != "it failed" {
+		t.Fatalf("fail: %+v %v", res, err)
+	}
+	_, err = c.CallTool(ctx, "echo", []int{1})
+	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidParams {
+		t.Fatalf("array args: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ListTools(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after close: %v", err)
+	}
+	if name != "http" && name != "http-sse" { // httptest keeps its own goroutines until Cleanup
+		waitGoroutines(t, base)
 	}
 }
 

@@ -212,13 +212,18 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server,
 		writeJSONRPCError(w, status, code, msg)
 		return
 	}
-	hasInit := false
+	hasInit, claimed := false, false
 	for _, m := range msgs {
 		if m.Method == "initialize" && m.IsRequest() {
 			hasInit = true
 		}
+		if _, ok := metaClaim(m); ok {
+			claimed = true
+		}
 	}
-	if !hasInit {
+	// A modern request names its version in _meta; the Server checks the
+	// header against it (-32022 or -32020, with the request's id).
+	if !hasInit && !claimed {
 		if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !isSupportedVersion(v) {
 			writeJSONRPCError(w, http.StatusBadRequest, -32000, "Bad Request: Unsupported protocol version: "+v+
 				" (supported versions: "+strings.Join(SupportedProtocolVersions, ", ")+")")
@@ -250,7 +255,7 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server,
 		key = h.opts.CancelKey(r)
 	}
 	if !acceptJSON {
-		h.serveSSE(ctx, w, srv, key, requests)
+		h.serveSSE(ctx, w, r, srv, key, requests)
 		return
 	}
 	if len(requests) == 1 {
@@ -262,7 +267,7 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server,
 			up = &sseUpgrade{w: w}
 			rctx = withNotifier(ctx, up)
 		}
-		resp := h.run(rctx, srv, key, requests[0])
+		resp, status := h.run(rctx, srv, key, requests[0], r.Header)
 		if up.finish(resp) {
 			releaseResponse(resp)
 			return
@@ -274,6 +279,9 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server,
 		hdr := w.Header()
 		hdr["Content-Type"] = contentTypeJSON
 		hdr["Content-Length"] = []string{strconv.Itoa(len(resp))}
+		if status != 0 {
+			w.WriteHeader(status)
+		}
 		w.Write(resp)
 		releaseResponse(resp)
 		return
@@ -284,7 +292,7 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resps[i] = h.run(ctx, srv, key, m)
+			resps[i], _ = h.run(ctx, srv, key, m, r.Header)
 		}()
 	}
 	wg.Wait()
@@ -328,7 +336,7 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server,
 
 // serveSSE answers the requests as SSE "message" events in the order they
 // finish, then ends the stream.
-func (h *httpHandler) serveSSE(ctx context.Context, w http.ResponseWriter, srv *Server, key string, requests []*Message) {
+func (h *httpHandler) serveSSE(ctx context.Context, w http.ResponseWriter, r *http.Request, srv *Server, key string, requests []*Message) {
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache, no-transform")
@@ -360,7 +368,7 @@ func (h *httpHandler) serveSSE(ctx context.Context, w http.ResponseWriter, srv *
 			if m.Method == "tools/call" && progressToken(m) != nil {
 				rctx = withNotifier(ctx, notifyFunc(writeEvent))
 			}
-			if resp := h.run(rctx, srv, key, m); resp != nil {
+			if resp, _ := h.run(rctx, srv, key, m, r.Header); resp != nil {
 				writeEvent(resp)
 			}
 		}()
@@ -428,10 +436,13 @@ func (u *sseUpgrade) finish(resp []byte) bool {
 	return true
 }
 
-// run dispatches one request, registered for cancellation under key.
-func (h *httpHandler) run(ctx context.Context, srv *Server, key string, m *Message) []byte {
+// run dispatches one request, registered for cancellation under key, and
+// returns its response and HTTP status (0: 200). The era is decided by the
+// request alone; closing the response stream (the request's context)
+// cancels it, the only cancellation of the modern era.
+func (h *httpHandler) run(ctx context.Context, srv *Server, key string, m *Message, hdr http.Header) ([]byte, int) {
 	if m.Method != "tools/call" {
-		return srv.Handle(ctx, m)
+		return srv.serve(ctx, m, serverCancels, eraPerRequest, hdr)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -456,7 +467,7 @@ func (h *httpHandler) run(ctx context.Context, srv *Server, key string, m *Messa
 		}
 		h.mu.Unlock()
 	}()
-	return srv.handle(ctx, m, transportCancels)
+	return srv.serve(ctx, m, transportCancels, eraPerRequest, hdr)
 }
 
 func (h *httpHandler) cancel(key string, id json.RawMessage) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -15,24 +16,6 @@ import (
 
 	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
-
-// Protocol versions this package speaks, newest first. A client asking for
-// one of them gets it echoed; any other version is answered with
-// LatestProtocolVersion, as the official TypeScript SDK does.
-var SupportedProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"}
-
-// LatestProtocolVersion is the version negotiated for unknown requests and
-// the one the Client asks for.
-const LatestProtocolVersion = "2025-11-25"
-
-func isSupportedVersion(v string) bool {
-	for _, s := range SupportedProtocolVersions {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
 
 // ServerOptions configures a Server. The zero value is usable.
 type ServerOptions struct {
@@ -265,18 +248,92 @@ func (s *Server) Handle(ctx context.Context, m *Message) []byte {
 	return s.handle(ctx, m, serverCancels)
 }
 
-// handle is Handle with the cancellation of a tools/call owned by owner.
+// handle is Handle with the cancellation of a tools/call owned by owner,
+// the era decided by the request alone.
 func (s *Server) handle(ctx context.Context, m *Message, owner cancelOwner) []byte {
+	resp, _ := s.serve(ctx, m, owner, eraPerRequest, nil)
+	return resp
+}
+
+// serve answers one message on a connection whose era is ce (stdio has
+// decided it with an earlier message; eraPerRequest: this message decides)
+// and returns the response with its HTTP status (0: the usual one). hdr are
+// the HTTP request's headers, nil on other transports.
+func (s *Server) serve(ctx context.Context, m *Message, owner cancelOwner, ce connEra, hdr http.Header) ([]byte, int) {
 	if m == nil || m.IsResponse() {
-		return nil // we never send requests, so responses are stray
+		return nil, 0 // we never send requests, so responses are stray
 	}
 	if m.IsNotification() {
 		if m.Method == "notifications/cancelled" {
 			s.cancelFromNotification(m.Params)
 		}
+		return nil, 0
+	}
+	rq := &request{Message: m, owner: owner, hdr: hdr, trace: traceOf(m)}
+	if resp := s.decide(rq, ce); resp != nil {
+		return resp, rq.status
+	}
+	if rq.info != nil {
+		ctx = context.WithValue(ctx, requestInfoKey{}, rq.info)
+	} else if rq.trace != "" {
+		ctx = context.WithValue(ctx, traceKey{}, rq.trace)
+	}
+	return s.fit(m.ID, s.dispatch(ctx, rq)), rq.status
+}
+
+// decide sets the era of rq on a connection in state ce and, for a modern
+// request, validates its _meta and HTTP headers; it returns the error
+// response of a request that fails that, else nil.
+func (s *Server) decide(rq *request, ce connEra) []byte {
+	claim, claimed := metaClaim(rq.Message)
+	switch {
+	case ce == eraPinnedLegacy:
+		return nil // _meta is just metadata in the legacy era
+	case claimed:
+		rq.era = eraModern
+	case ce == eraPinnedModern:
+		if rq.Method == "initialize" {
+			v := ""
+			if paramsObject(rq.Message) {
+				jsonraw.ScanObject(rq.Params, func(k, val []byte) {
+					if string(k) == "protocolVersion" {
+						v, _ = jsonraw.String(val)
+					}
+				})
+			}
+			return s.unsupportedVersion(rq, v)
+		}
+		rq.era = eraModern
+		return s.reject(rq, http.StatusBadRequest, CodeInvalidParams,
+			"Invalid _meta envelope for protocol revision "+ProtocolVersion2026+": "+MetaProtocolVersion+": missing",
+			envelopeError(MetaProtocolVersion, "missing"))
+	default:
+		if hv := headerValue(rq.hdr, "Mcp-Protocol-Version"); hv != "" && isModernVersion(hv) {
+			// A modern header without the envelope the body must carry.
+			rq.era = eraModern
+			return s.reject(rq, http.StatusBadRequest, CodeInvalidParams,
+				"Invalid _meta envelope for protocol revision "+hv+": "+MetaProtocolVersion+": missing",
+				envelopeError(MetaProtocolVersion, "missing"))
+		}
 		return nil
 	}
-	return s.fit(m.ID, s.dispatch(ctx, m, owner))
+	if rq.hdr != nil {
+		// The version header must repeat the claim, whatever the claim.
+		if hv, ok := rq.hdr["Mcp-Protocol-Version"]; ok && len(hv) == 1 {
+			if v, isString := jsonraw.String(claim); isString {
+				if d, ok := decodeHeaderValue(hv[0]); ok && d != v {
+					return s.headerMismatch(rq, "Mcp-Protocol-Version", d, v)
+				}
+			}
+		}
+	}
+	if resp := s.parseModern(rq, claim); resp != nil {
+		return resp
+	}
+	if rq.hdr != nil {
+		return s.checkHeaders(rq)
+	}
+	return nil
 }
 
 // fit returns resp, or when it is over the message limit a JSON-RPC error
@@ -297,26 +354,58 @@ func (s *Server) fit(id json.RawMessage, resp []byte) []byte {
 	return appendError(nil, id, CodeInternalError, msg, nil)
 }
 
-// dispatch answers a request.
-func (s *Server) dispatch(ctx context.Context, m *Message, owner cancelOwner) []byte {
-	switch m.Method {
+// dispatch answers a request, one case per method; each method serves
+// both eras (rq.modern()) or answers the other one as methodNotFound does.
+func (s *Server) dispatch(ctx context.Context, rq *request) []byte {
+	switch rq.Method {
 	case "initialize":
-		return s.initialize(m)
+		return s.initialize(rq)
 	case "ping":
-		return appendResponse(nil, m.ID, json.RawMessage("{}"))
+		return s.ping(rq)
+	case "server/discover":
+		return s.discover(rq)
 	case "tools/list":
-		list := s.set.listResult()
-		return appendResponse(make([]byte, 0, len(list)+64), m.ID, list)
+		return s.listTools(rq)
 	case "tools/call":
-		return s.callTool(ctx, m, owner)
+		return s.callTool(ctx, rq)
 	case "tasks/get":
-		return s.tasksGet(m)
+		return s.capStatus(rq, s.tasksGet(rq.Message))
 	case "tasks/update":
-		return s.tasksUpdate(m)
+		return s.capStatus(rq, s.tasksUpdate(rq.Message))
 	case "tasks/cancel":
-		return s.tasksCancel(m)
+		return s.capStatus(rq, s.tasksCancel(rq.Message))
 	}
-	return appendError(nil, m.ID, CodeMethodNotFound, "Method not found", nil)
+	return s.methodNotFound(rq)
+}
+
+// methodNotFound answers a method the server does not serve in the
+// request's era: -32601, with HTTP status 404 in the modern era.
+func (s *Server) methodNotFound(rq *request) []byte {
+	if rq.modern() {
+		rq.status = http.StatusNotFound
+	}
+	return appendError(nil, rq.ID, CodeMethodNotFound, "Method not found", nil)
+}
+
+func (s *Server) ping(rq *request) []byte {
+	if rq.modern() {
+		return s.methodNotFound(rq) // removed in the modern era
+	}
+	return appendResponse(nil, rq.ID, json.RawMessage("{}"))
+}
+
+func (s *Server) listTools(rq *request) []byte {
+	if rq.modern() {
+		list := s.set.modernListResult()
+		b := append(make([]byte, 0, len(list)+160), `{"jsonrpc":"2.0","id":`...)
+		b = append(b, rq.ID...)
+		b = append(b, `,"result":`...)
+		b = append(b, list...)
+		b = s.appendModernTrailer(b)
+		return append(b, "}}"...)
+	}
+	list := s.set.listResult()
+	return appendResponse(make([]byte, 0, len(list)+64), rq.ID, list)
 }
 
 // paramsObject reports whether m.Params is a JSON object the scanner may
@@ -329,7 +418,11 @@ func paramsObject(m *Message) bool {
 	return m.validated || jsonraw.Valid(p)
 }
 
-func (s *Server) initialize(m *Message) []byte {
+func (s *Server) initialize(rq *request) []byte {
+	if rq.modern() {
+		return s.methodNotFound(rq) // no handshake in the modern era
+	}
+	m := rq.Message
 	var version string
 	hasVersion := false
 	if paramsObject(m) {
@@ -343,8 +436,8 @@ func (s *Server) initialize(m *Message) []byte {
 		return appendError(nil, m.ID, CodeInvalidParams, "Invalid params: protocolVersion must be a string", nil)
 	}
 	v := version
-	if !isSupportedVersion(v) {
-		v = LatestProtocolVersion
+	if !isLegacyVersion(v) {
+		v = LatestLegacyProtocolVersion
 	}
 	b := append(make([]byte, 0, 192), `{"jsonrpc":"2.0","id":`...)
 	b = append(b, m.ID...)
@@ -366,7 +459,8 @@ func (s *Server) initialize(m *Message) []byte {
 	return append(b, `}}`...)
 }
 
-func (s *Server) callTool(ctx context.Context, m *Message, owner cancelOwner) []byte {
+func (s *Server) callTool(ctx context.Context, rq *request) []byte {
+	m, owner := rq.Message, rq.owner
 	var (
 		name    []byte
 		hasName bool
@@ -394,20 +488,25 @@ func (s *Server) callTool(ctx context.Context, m *Message, owner cancelOwner) []
 	}
 	var res *CallToolResult
 	i := s.set.lookupBytes(name)
+	if i < 0 && rq.modern() {
+		// The modern official server makes an unknown tool a protocol
+		// error (answered in-band, HTTP 200).
+		return appendError(nil, m.ID, CodeInvalidParams, "Tool "+string(name)+" not found", nil)
+	}
 	if i < 0 {
 		res = ErrorResult("MCP error -32602: Tool " + string(name) + " not found")
 	} else {
 		if s.taskEligible(i, m) {
-			return s.callAsTask(ctx, m, i, name, args)
+			return s.modernize(rq, s.callAsTask(ctx, m, i, name, args))
 		}
 		prog := s.progressFor(ctx, m)
 		if owner == transportCancels {
-			res = s.runTool(ctx, i, args, callExtras{progress: prog})
+			res = s.runTool(ctx, rq, i, args, callExtras{progress: prog})
 			prog.stop()
 		} else {
 			callCtx, cancel := context.WithCancelCause(ctx)
 			key := s.track(m.ID, cancel)
-			res = s.runTool(callCtx, i, args, callExtras{progress: prog})
+			res = s.runTool(callCtx, rq, i, args, callExtras{progress: prog})
 			prog.stop()
 			s.untrack(key)
 			cancel(nil)
@@ -419,7 +518,12 @@ func (s *Server) callTool(ctx context.Context, m *Message, owner cancelOwner) []
 			return nil
 		}
 	}
-	return s.appendToolResponse(m.ID, name, res, 0)
+	b := s.appendToolResponse(m.ID, name, res, 0)
+	if rq.modern() {
+		b = s.appendModernTrailer(b[:len(b)-2]) // inside the result object
+		b = append(b, "}}"...)
+	}
+	return b
 }
 
 // appendToolResponse encodes the response carrying res, the result of
@@ -472,11 +576,11 @@ type callExtras struct {
 
 // runTool calls the handler of tool i, turning errors and panics into
 // error results.
-func (s *Server) runTool(ctx context.Context, i int, args json.RawMessage, x callExtras) (res *CallToolResult) {
+func (s *Server) runTool(ctx context.Context, rq *request, i int, args json.RawMessage, x callExtras) (res *CallToolResult) {
 	defer func() {
 		if v := recover(); v != nil {
 			name := s.set.tools[i].Name
-			s.logf("mcp: tool panicked", "tool", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			s.logReq(rq, "mcp: tool panicked", "tool", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			if s.opts.OnPanic != nil {
 				s.opts.OnPanic(name, v)
 			}
@@ -509,6 +613,41 @@ func (s *Server) logf(msg string, args ...any) {
 	if s.opts.Logger != nil {
 		s.opts.Logger.Error(msg, args...)
 	}
+}
+
+// capStatus gives a modern -32021 (a client capability the request did
+// not declare) its HTTP status, 400.
+func (s *Server) capStatus(rq *request, b []byte) []byte {
+	if rq.modern() {
+		if m, err := DecodeMessage(b); err == nil && m.Error != nil && m.Error.Code == CodeMissingClientCapability {
+			rq.status = http.StatusBadRequest
+		}
+	}
+	return b
+}
+
+// modernize gives a result answering a modern request the members every
+// modern result carries, when it lacks them (a task's result carries its
+// own resultType and is left as it is).
+func (s *Server) modernize(rq *request, b []byte) []byte {
+	if !rq.modern() || len(b) < 2 {
+		return b
+	}
+	m, err := DecodeMessage(b)
+	if err != nil || m.Result == nil || resultType(m.Result) != "" || !bytes.HasSuffix(b, []byte("}}")) {
+		return b
+	}
+	b = s.appendModernTrailer(b[:len(b)-2])
+	return append(b, "}}"...)
+}
+
+// logReq logs msg for one request, with its traceparent when it carried
+// one.
+func (s *Server) logReq(rq *request, msg string, args ...any) {
+	if rq != nil && rq.trace != "" {
+		args = append(args, "traceparent", rq.trace)
+	}
+	s.logf(msg, args...)
 }
 
 func idKey(id json.RawMessage) string { return string(bytes.TrimSpace(id)) }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"github.com/agentbe/agent-backend/internal/mcpconform"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,4 +70,16 @@ func TestConformanceClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConformance2026Server runs the conformance suite 0.2.0-alpha.12's
+// server scenarios required for MCP 2026-07-28 against the test server
+// over Streamable HTTP; what a tools-only server is excused from is
+// listed with its reason in mcpconform.ToolsOnly.
+func TestConformance2026Server(t *testing.T) {
+	interop := interopDir(t)
+	mcpconform.CLI(t, interop)
+	url := startHTTPTestServer(t, buildTestServer(t))
+	n := mcpconform.Run(t, interop, url, mcpconform.ToolsOnly)
+	t.Logf("%d checks passed", n)
 }

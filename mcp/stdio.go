@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
 
 // MaxStdioMessageBytes bounds one newline-delimited message read by
@@ -42,7 +44,7 @@ const MaxStdioMessageBytes = 64 << 20
 func ServeStdio(ctx context.Context, s *Server, r io.Reader, w io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &stdioConn{s: s, w: w, cancel: cancel}
+	c := &stdioConn{s: s, w: w, cancel: cancel, era: eraUndecided}
 	readDone := make(chan error, 1)
 	// The reading goroutine serves requests itself and hands reading on
 	// to a new goroutine only when a request runs long (serveInline).
@@ -69,6 +71,10 @@ type stdioConn struct {
 	s      *Server
 	w      io.Writer
 	cancel context.CancelFunc
+	// era is decided by the first message and then fixed for the
+	// connection; only the reading goroutine touches it (one reads at a
+	// time, handing over through serveInline's timer).
+	era connEra
 
 	wmu  sync.Mutex
 	werr error
@@ -185,10 +191,14 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) func() {
 		}
 	}
 	m, err := DecodeMessage(line)
+	if err == nil {
+		c.pin(m)
+	}
 	if err != nil || !m.IsRequest() {
 		c.write(s.handleDecoded(ctx, m, err))
 		return nil
 	}
+	ce := c.era
 	if !c.register() {
 		return nil
 	}
@@ -203,10 +213,28 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) func() {
 	key := s.track(m.ID, cancelCall)
 	return func() {
 		defer c.wg.Done()
-		resp := s.handle(callCtx, m, transportCancels)
+		resp, _ := s.serve(callCtx, m, transportCancels, ce, nil)
 		s.untrack(key)
 		cancelCall(nil)
 		c.write(resp)
+	}
+}
+
+// pin decides the connection's era with its first message: one claiming a
+// modern version in _meta (a supported one: a claim the server refuses
+// decides nothing) makes it modern, any other message legacy. A batch
+// decides nothing (each of its requests is decided alone).
+func (c *stdioConn) pin(m *Message) {
+	if c.era != eraUndecided || m.IsResponse() {
+		return
+	}
+	claim, ok := metaClaim(m)
+	if !ok {
+		c.era = eraPinnedLegacy
+		return
+	}
+	if v, isString := jsonraw.String(claim); isString && isModernVersion(v) {
+		c.era = eraPinnedModern
 	}
 }
 

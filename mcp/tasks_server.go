@@ -75,7 +75,7 @@ func (s *Server) callAsTask(ctx context.Context, m *Message, i int, name []byte,
 	// task's fields around it.
 	const taskFieldsReserve = 1 << 10
 	t, err := st.start(withoutNotifier(ctx), s.opts.TaskOwner, func(tctx context.Context, out io.Writer) []byte {
-		return s.appendToolResponse(nil, name, s.runTool(tctx, i, args, callExtras{output: out, task: true}), taskFieldsReserve)
+		return s.appendToolResponse(nil, name, s.runTool(tctx, nil, i, args, callExtras{output: out, task: true}), taskFieldsReserve)
 	}, s.taskDone)
 	if err != nil {
 		s.taskDone()

@@ -318,14 +318,14 @@ func TestTaskEligibility(t *testing.T) {
 	// Finishing within After: the result itself.
 	go j.finish("fast", "fast result")
 	res, e := rpc(t, s, "tools/call", `{"name":"job","arguments":{"id":"fast"},`+declareTasks+`}`)
-	if e != nil || res["resultType"] != nil || res["content"] == nil {
+	if e != nil || res["resultType"] != "complete" || res["content"] == nil {
 		t.Fatalf("fast call: %+v %v", res, e)
 	}
 	// Not LongRunning: never a task.
 	st2 := NewTaskStore(TaskOptions{After: -1})
 	defer st2.Close()
 	s2 := taskServer(j, st2, "a")
-	if res, e := rpc(t, s2, "tools/call", `{"name":"quick",`+declareTasks+`}`); e != nil || res["resultType"] != nil {
+	if res, e := rpc(t, s2, "tools/call", `{"name":"quick",`+declareTasks+`}`); e != nil || res["resultType"] != "complete" {
 		t.Fatalf("quick: %+v %v", res, e)
 	}
 	// Not declared: the plain result, however long it takes.
@@ -555,6 +555,20 @@ func TestTaskOutlivesHTTPRequest(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("X-Test", tag)
+		// The standard headers of a 2026-07-28 request.
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				Name   string `json:"name"`
+				TaskID string `json:"taskId"`
+			} `json:"params"`
+		}
+		json.Unmarshal([]byte(body), &msg)
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", msg.Method)
+		if n := msg.Params.Name + msg.Params.TaskID; n != "" {
+			req.Header.Set("Mcp-Name", n)
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

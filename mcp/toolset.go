@@ -21,6 +21,9 @@ type ToolSet struct {
 
 	listOnce sync.Once
 	listJSON []byte
+
+	modernOnce sync.Once
+	modernJSON []byte
 }
 
 // NewToolSet prepares tools. A later tool with the name of an earlier one

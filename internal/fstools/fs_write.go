@@ -60,6 +60,8 @@ type DirectWriter interface {
 func (t *fsTools) write(ctx context.Context, real string, content []byte) error {
 	fi, err := t.ws.Stat(ctx, real)
 	switch {
+	case err == nil && fi.IsDir() && modernEra(ctx):
+		return &toolError{msg: "Refusing to write: not a regular file: " + real}
 	case err == nil && fi.IsDir():
 		tmp := real + "." + randomHex() + ".tmp"
 		return &nodeError{code: "EISDIR", desc: "illegal operation on a directory", syscall: "rename", path: tmp, dest: real}
@@ -269,7 +271,11 @@ func (t *fsTools) createDirectory(ctx context.Context, a *args) (*mcp.CallToolRe
 	}
 	if fi, err := t.ws.Stat(ctx, real); err == nil {
 		if !fi.IsDir() {
-			return errResult(&nodeError{code: "EEXIST", desc: "file already exists", syscall: "mkdir", path: real, err: fs.ErrExist})
+			shown := real
+			if modernEra(ctx) {
+				shown = path.Base(real) // as the 2026-era reference names it
+			}
+			return errResult(&nodeError{code: "EEXIST", desc: "file already exists", syscall: "mkdir", path: shown, err: fs.ErrExist})
 		}
 		return textResult("Successfully created directory " + p)
 	}
@@ -302,6 +308,12 @@ func (t *fsTools) moveFile(ctx context.Context, a *args) (*mcp.CallToolResult, e
 	}
 	if _, err := t.ws.Lstat(ctx, realSrc); err != nil {
 		if en, ok := errnoOf(err); ok && nodeErrnoText[en][0] != "" {
+			if modernEra(ctx) {
+				// The 2026-era reference names the destination relative
+				// to its directory here.
+				txt := nodeErrnoText[en]
+				return errResult(&nodeError{code: txt[0], desc: txt[1], syscall: "rename", path: realSrc, dest: path.Base(realDst), err: err})
+			}
 			return errResult(renameErr(err, en))
 		}
 		return errResult(nodeErr(err, "rename", realSrc, realDst))
