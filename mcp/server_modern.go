@@ -32,7 +32,13 @@ func (s *Server) discover(rq *request) []byte {
 	}
 	// tools without listChanged: the list of a server is fixed, so a
 	// client has no reason to keep a subscriptions/listen stream open.
-	b = append(b, `],"capabilities":{"tools":{}}`...)
+	b = append(b, `],"capabilities":{"tools":{}`...)
+	if s.opts.Tasks != nil {
+		// Long exec calls may become tasks (tasks_server.go) for clients
+		// that declare the extension too.
+		b = append(b, `,"extensions":{"`+TasksExtension+`":{}}`...)
+	}
+	b = append(b, '}')
 	if s.opts.Instructions != "" {
 		b = append(b, `,"instructions":`...)
 		b = jsonraw.AppendString(b, s.opts.Instructions)

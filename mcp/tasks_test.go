@@ -603,3 +603,25 @@ func TestTaskOutlivesHTTPRequest(t *testing.T) {
 		res = post("get", get)
 	}
 }
+
+// TestDiscoverAdvertisesTasks: a server with a task store advertises the
+// tasks extension in server/discover, one without does not.
+func TestDiscoverAdvertisesTasks(t *testing.T) {
+	st := NewTaskStore(TaskOptions{})
+	defer st.Close()
+	for _, tc := range []struct {
+		store *TaskStore
+		want  bool
+	}{{st, true}, {nil, false}} {
+		res, rpcErr := rpc(t, taskServer(newJobs(), tc.store, ""), "server/discover", `{`+declareTasks+`}`)
+		if rpcErr != nil {
+			t.Fatal(rpcErr)
+		}
+		caps, _ := res["capabilities"].(map[string]any)
+		ext, _ := caps["extensions"].(map[string]any)
+		_, got := ext[TasksExtension]
+		if got != tc.want || caps["tools"] == nil {
+			t.Errorf("store %v: capabilities %v", tc.store != nil, caps)
+		}
+	}
+}
