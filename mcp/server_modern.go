@@ -93,8 +93,18 @@ func (ts *ToolSet) modernListResult() []byte {
 	return ts.modernJSON
 }
 
+// draft07 is the dialect of schemas written for the 2025 era (the
+// TypeScript reference's grep tool states it).
+const draft07 = `"http://json-schema.org/draft-07/schema#"`
+
+// draft07Changed are the draft-07 keywords whose meaning 2020-12 changed;
+// a draft-07 schema without them means the same in 2020-12.
+var draft07Changed = []string{`"items":[`, `"additionalItems"`, `"dependencies"`}
+
 // withDialect returns an object schema with "$schema" first, set to the
-// 2020-12 dialect when it names none (a schema naming its own is kept).
+// 2020-12 dialect when it names none. A schema naming its own is kept,
+// except that draft-07 is restated as 2020-12 when none of the keywords
+// whose meaning changed appear (the 2026 era states 2020-12 everywhere).
 func withDialect(raw json.RawMessage) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || !jsonraw.Valid(raw) {
@@ -103,12 +113,18 @@ func withDialect(raw json.RawMessage) json.RawMessage {
 	if raw[0] != '{' {
 		return raw
 	}
+	var dialect []byte
 	has := false
-	jsonraw.ScanObject(raw, func(k, _ []byte) {
+	jsonraw.ScanObject(raw, func(k, v []byte) {
 		if string(k) == "$schema" {
-			has = true
+			has, dialect = true, v
 		}
 	})
+	if has && string(bytes.TrimSpace(dialect)) == draft07 && !containsAny(raw, draft07Changed) {
+		if stripped, ok := dropMember(raw, []byte(`"$schema":`+draft07)); ok {
+			raw, has = stripped, false
+		}
+	}
 	if has {
 		return raw
 	}
@@ -118,6 +134,41 @@ func withDialect(raw json.RawMessage) json.RawMessage {
 		b = append(b, ',')
 	}
 	return append(b, rest...)
+}
+
+// dropMember returns the object raw without its member m (written
+// exactly so, as the schemas we serve write it) and the comma that joined
+// it to a neighbour; false when m is not a whole member of raw.
+func dropMember(raw, m []byte) ([]byte, bool) {
+	i := bytes.Index(raw, m)
+	if i < 0 {
+		return raw, false
+	}
+	j := i + len(m)
+	switch {
+	case raw[i-1] == ',' && (raw[j] == ',' || raw[j] == '}'):
+		i-- // drop the comma before it
+	case raw[i-1] == '{' && raw[j] == ',':
+		j++ // drop the comma after it
+	case raw[i-1] == '{' && raw[j] == '}':
+	default:
+		return raw, false
+	}
+	out := append(append(make([]byte, 0, len(raw)), raw[:i]...), raw[j:]...)
+	if !jsonraw.Valid(out) {
+		return raw, false
+	}
+	return out, true
+}
+
+// containsAny reports whether b contains one of subs.
+func containsAny(b []byte, subs []string) bool {
+	for _, sub := range subs {
+		if bytes.Contains(b, []byte(sub)) {
+			return true
+		}
+	}
+	return false
 }
 
 // nameParam names, per method, the params member its Mcp-Name header

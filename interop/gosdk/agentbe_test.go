@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,6 +53,7 @@ var toolCalls = []struct {
 	{"list_allowed_directories", map[string]any{}, "Allowed directories"},
 	{"read_media_file", map[string]any{"path": "a.txt"}, ""},
 	{"exec", map[string]any{"command": "echo via-exec"}, "via-exec"},
+	{"grep", map[string]any{"pattern": "th+ree", "outputMode": "content"}, "d/w.txt:three"},
 }
 
 // driveAgentbe connects with the SDK, checks the negotiated version and
@@ -73,7 +75,8 @@ func driveAgentbe(t *testing.T, tr func() mcp.Transport, dir, ask, want string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Tools) != 15 {
+	// The official server's 14, exec and grep.
+	if len(list.Tools) != 16 || !slices.ContainsFunc(list.Tools, func(tl *mcp.Tool) bool { return tl.Name == "grep" }) {
 		t.Fatalf("%d tools", len(list.Tools))
 	}
 	if want == "2026-07-28" && list.CacheScope != "private" {

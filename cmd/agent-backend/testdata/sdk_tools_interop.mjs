@@ -31,7 +31,7 @@ check(client.getServerCapabilities()?.tools, 'tools capability', client.getServe
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-const want = ['create_directory', 'directory_tree', 'edit_file', 'exec', 'get_file_info', 'list_allowed_directories', 'list_directory',
+const want = ['create_directory', 'directory_tree', 'edit_file', 'exec', 'get_file_info', 'grep', 'list_allowed_directories', 'list_directory',
   'list_directory_with_sizes', 'move_file', 'read_file', 'read_media_file', 'read_multiple_files', 'read_text_file', 'search_files', 'write_file'];
 check(JSON.stringify(names) === JSON.stringify(want), 'tool names', names);
 

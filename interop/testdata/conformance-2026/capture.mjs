@@ -1118,7 +1118,7 @@ function compareToolsAgentbe(gold, act) {
   if (dups.length) mism.push(`duplicate tool names: ${[...new Set(dups)].join(', ')}`);
   const gBy = new Map(gt.map((t) => [t.name, t])); const aBy = new Map(at.map((t) => [t.name, t]));
   for (const n of gBy.keys()) if (!aBy.has(n)) mism.push(`missing tool: ${n}`);
-  for (const n of aBy.keys()) if (!gBy.has(n) && n !== 'exec') mism.push(`extra tool: ${n}`);
+  for (const n of aBy.keys()) if (!gBy.has(n) && n !== 'exec' && n !== 'grep') mism.push(`extra tool: ${n}`); // ours: exec and grep beside the official tools
   const ann = (x) => { const o = { ...(x && typeof x === 'object' ? x : {}) }; delete o.title; return o; };
   const outDiff = []; const execDiff = [];
   for (const [n, g] of gBy) {
