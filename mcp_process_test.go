@@ -42,7 +42,7 @@ func TestMCPProcessTools(t *testing.T) {
 	for _, tool := range s.Tools() {
 		names += tool.Name + " "
 	}
-	if !strings.HasSuffix(names, "exec process_start process_read process_write process_stop process_list ") {
+	if !strings.HasSuffix(names, "exec grep process_start process_read process_write process_stop process_list ") {
 		t.Errorf("tools: %s", names)
 	}
 	txt, isErr := mcpCall(t, s, "process_start", map[string]any{"command": "cat"})

@@ -71,8 +71,8 @@ func TestLocalOnlyServesTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != 15 {
-		t.Errorf("%d tools, want 14 filesystem tools + exec", len(tools))
+	if len(tools) != 16 || tools[15].Name != "grep" {
+		t.Errorf("%d tools, want 14 filesystem tools, exec and grep", len(tools))
 	}
 	if got, _ := callText(t, c, "read_text_file", map[string]any{"path": "/a.txt"}); got != "hello\n" {
 		t.Errorf("read_text_file: %q", got)
