@@ -58,6 +58,16 @@ func mcpPost(t *testing.T, port int, scope, method, params string) map[string]an
 	if scope != "" {
 		req.Header.Set("X-Scope-Path", scope)
 	}
+	if strings.Contains(params, `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`) {
+		// The 2026-07-28 era's Streamable HTTP headers, agreeing with the body.
+		var p struct{ Name, TaskID string }
+		json.Unmarshal([]byte(params), &p)
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		if name := p.Name + p.TaskID; name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
