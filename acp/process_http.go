@@ -590,7 +590,9 @@ func (h *Handler) followLogs(w http.ResponseWriter, r *http.Request, e *procEntr
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	var mu sync.Mutex // the writer, shared with the keep-alive
+	kaDone := make(chan struct{})
 	go func() {
+		defer close(kaDone)
 		keepAlive := time.NewTicker(orDefault(h.cfg.KeepAlive, DefaultKeepAlive))
 		defer keepAlive.Stop()
 		for {
@@ -626,8 +628,7 @@ func (h *Handler) followLogs(w http.ResponseWriter, r *http.Request, e *procEntr
 		return nil
 	})
 	<-ctx.Done()
-	mu.Lock() // the keep-alive has stopped writing before the handler returns
-	mu.Unlock()
+	<-kaDone // the keep-alive has stopped writing before the handler returns
 }
 
 // decodeInput decodes input data in one of sandbox-agent's encodings

@@ -17,8 +17,6 @@ import (
 
 // ErrInvalidScope is wrapped by NormalizeScopePath's error. Its text is
 // the message clients get in the 400 answer, capital letter included.
-//
-//lint:ignore ST1005 the daemon's wire message
 var ErrInvalidScope = errors.New("Scope path must not contain path traversal sequences")
 
 // errScopeName is NormalizeScopePath's error for a name that is not

@@ -966,8 +966,6 @@ func union(a, b []Controller) []Controller {
 	return out
 }
 
-func sortControllers(cs []Controller) []Controller { return union(cs, nil) }
-
 func controllerNames(cs []Controller) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
