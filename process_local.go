@@ -509,7 +509,7 @@ func (p *localProc) resize(_ context.Context, cols, rows int) error {
 	if p.exited {
 		return &Error{Code: CodeProcessConflict, Op: "process resize", Backend: KindLocal, Err: ErrProcessExited}
 	}
-	return pty.SetSize(p.master, cols, rows)
+	return pty.SetSize(p.master, max(cols, 1), max(rows, 1))
 }
 
 // Process returns the process of that id started from this backend (not

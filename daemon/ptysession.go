@@ -5,7 +5,11 @@ import (
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
+	ptydev "github.com/agentbe/agent-backend/internal/pty"
 )
+
+// ptySupported reports whether this platform can give a session a pty.
+const ptySupported = ptydev.Supported
 
 // ptyDrain bounds how long output still buffered in the pty is forwarded
 // after the command exited (a background job may hold the terminal open).
@@ -22,13 +26,13 @@ const ptyDrain = 500 * time.Millisecond
 // descriptors without controlling it (^C does not signal it, closing the
 // channel kills it like any exec).
 func (ss *session) runOnPTY(b agentbe.Backend, pty *ptyRequest, command, dir string, env map[string]string) error {
-	master, slave, err := openPTY()
+	master, slave, err := ptydev.Open()
 	if err != nil {
 		// No pty: fall back to a plain command.
 		return ss.runCommand(b, nil, command, dir, env)
 	}
 	ss.mu.Lock()
-	setWinsize(master, ss.size[0], ss.size[1])
+	ptydev.SetSize(master, int(ss.size[0]), int(ss.size[1]))
 	ss.master = master
 	ss.mu.Unlock()
 

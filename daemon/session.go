@@ -9,6 +9,7 @@ import (
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/internal/execline"
+	ptydev "github.com/agentbe/agent-backend/internal/pty"
 	"github.com/agentbe/agent-backend/internal/sandbox"
 	"golang.org/x/crypto/ssh"
 )
@@ -156,7 +157,7 @@ func (ss *session) handle(req *ssh.Request, work *sync.WaitGroup) bool {
 		ss.mu.Lock()
 		ss.size = [2]uint32{w.Cols, w.Rows}
 		if ss.master != nil {
-			setWinsize(ss.master, w.Cols, w.Rows)
+			ptydev.SetSize(ss.master, int(w.Cols), int(w.Rows))
 		}
 		ss.mu.Unlock()
 		return true

@@ -51,7 +51,8 @@ func Open() (master, slave *os.File, err error) {
 	return os.NewFile(uintptr(mfd), "/dev/ptmx"), os.NewFile(sfd, "pty-slave"), nil
 }
 
-// SetSize applies a terminal size (columns, rows; each clamped to 1..65535).
+// SetSize applies a terminal size (columns, rows; each clamped to
+// 0..65535, where 0 is the kernel's "unknown", as SSH's pty-req sends it).
 func SetSize(f *os.File, cols, rows int) error {
 	ws := &unix.Winsize{Col: clamp(cols), Row: clamp(rows)}
 	rc, err := f.SyscallConn()
@@ -83,8 +84,8 @@ func ForegroundGroup(master *os.File) int {
 
 func clamp(v int) uint16 {
 	switch {
-	case v < 1:
-		return 1
+	case v < 0:
+		return 0
 	case v > 0xffff:
 		return 0xffff
 	}
