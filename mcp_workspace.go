@@ -4,7 +4,9 @@ import (
 	"context"
 	"io/fs"
 
+	"github.com/agentbe/agent-backend/internal/beneath"
 	"github.com/agentbe/agent-backend/internal/fstools"
+	"github.com/agentbe/agent-backend/internal/wspath"
 )
 
 // The MCP file tools (internal/fstools) take fast paths where a workspace
@@ -164,4 +166,74 @@ func (s *Scope) writeInDir(ctx context.Context, p string, data []byte) (bool, er
 func (s *Scope) implicitDirs() bool {
 	d, ok := s.inner.(implicitDirser)
 	return ok && d.implicitDirs()
+}
+
+// readDirEntries lists directory p as sorted fs.DirEntry values whose types
+// come from lstat (a link is never a directory), in one pass over the
+// directory; it spares callers one Lstat per name. The MCP list tools use
+// it (toolsWorkspace).
+func (l *Local) readDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
+	done := l.log.begin(ctx, "readdir", p)
+	f, _, r, rel, err := l.openIn(ctx, "readdir", p)
+	if err != nil {
+		done(err)
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := beneath.ReadDir(f, r, rel)
+	if err != nil {
+		err = l.fail("readdir", p, err)
+		done(err)
+		return nil, err
+	}
+	done(nil)
+	return entries, nil
+}
+
+// readDirEntries lists the immediate children of prefix p with synthetic
+// information; see ReadDir.
+func (m *Memory) readDirEntries(ctx context.Context, p string) ([]fs.DirEntry, error) {
+	infos, err := m.children(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fs.DirEntry, len(infos))
+	for i, info := range infos {
+		out[i] = fs.FileInfoToDirEntry(info)
+	}
+	return out, nil
+}
+
+// implicitDirs reports that directories exist only through the keys below
+// them, so tools must not require a parent directory to exist.
+func (m *Memory) implicitDirs() bool { return true }
+
+// writeInDir writes p as Write does, but only in the common case: p's
+// directory exists and p is a regular file, or does not exist and its name
+// is ASCII. In any other case (a missing directory, a link, a directory or
+// any other entry at p, a non-ASCII name that may match an existing one in
+// another Unicode normal form) it reports false and changes nothing,
+// leaving the case to the caller's own rules. It is write_file's fast path
+// (toolsWorkspace): write_file must not create directories and words each
+// of those cases as the official server does, through checks that cost
+// three walks of the path; measured at 32 concurrent 4 KiB writes, they
+// were a third of the daemon's CPU.
+func (l *Local) writeInDir(ctx context.Context, p string, data []byte) (bool, error) {
+	r, _, rel, err := l.at(ctx, "write", p)
+	if err != nil || rel == "." {
+		return false, nil
+	}
+	done := l.log.begin(ctx, "write", p) // logged only if this call writes
+	if ok, err := beneath.Write(ctx, l.jail.dirFile(), rel, data, wspath.IsASCII(rel)); ok {
+		err = l.fail("write", p, err)
+		done(err)
+		return true, err
+	}
+	a := createInParent(ctx, r, rel, wspath.IsASCII(rel))
+	if a == nil {
+		return false, nil
+	}
+	err = l.commit(p, a, data)
+	done(err)
+	return true, err
 }
