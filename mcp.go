@@ -83,7 +83,7 @@ func NewMCPServerWith(b Backend, opts MCPServerOptions) *mcp.Server {
 	}
 	lim := fstools.Limits{MessageBytes: opts.MessageLimit(), ExecOutputBytes: opts.MaxExecOutputBytes}
 	tools, h := fstools.Tools(run != nil), fstools.Handler(toolsWorkspace(b), run, lim)
-	if run != nil { // grep beside exec, as the reference registers them (see grep_mcp.go)
+	if run != nil { // grep beside exec, as the reference registers them (see grepTool)
 		tools, h = fstools.WithGrep(h, grepTool(b), lim)
 		if pr, ok := b.(ProcessRunner); ok && opts.Processes {
 			tools, h = fstools.WithProcesses(h, mcpProcesses{pr}, lim)
