@@ -8,8 +8,11 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentbe/agent-backend/internal/migrate"
 )
 
 // Moving tenants between daemons when a sharded Pool's shard list changes.
@@ -178,19 +181,19 @@ func DiscoverTenants(ctx context.Context, shards []string, prefix string, connec
 		if err != nil {
 			return nil, err
 		}
-		dir := c.path(prefix)
-		if err := checkDirChain(ctx, c, prefix, false); err != nil {
+		dir := c.Path(prefix)
+		if err := migrate.CheckDirChain(ctx, c, prefix, false); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			return nil, fmt.Errorf("shard %s: %w", shard, err)
 		}
-		entries, err := c.sftp.ReadDir(ctx, dir)
+		entries, err := c.SFTP.ReadDir(ctx, dir)
 		if err != nil {
 			return nil, fmt.Errorf("shard %s: list %q: %w", shard, prefix, err)
 		}
 		for _, e := range entries {
-			if e.IsDir() && !strings.HasPrefix(e.Name(), migrateTempPrefix) {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), migrate.TempPrefix) {
 				if _, err := TenantScope("", e.Name()); err == nil {
 					found = append(found, FoundTenant{Key: e.Name(), Shard: shard})
 				}
@@ -231,4 +234,64 @@ func StrayTenants(found []FoundTenant, shards []string) []FoundTenant {
 		}
 	}
 	return out
+}
+
+// shardConns are the connections of a migration, one Remote per shard,
+// made on first use and destroyed by close.
+type shardConns struct {
+	connect ConnectFunc
+	mu      sync.Mutex
+	remotes map[string]*Remote
+}
+
+func newShardConns(connect ConnectFunc) *shardConns {
+	return &shardConns{connect: connect, remotes: map[string]*Remote{}}
+}
+
+// get returns the shard's live SFTP session, connecting (again, after a
+// loss) when needed.
+func (s *shardConns) get(ctx context.Context, shard string) (*migrate.Conn, error) {
+	s.mu.Lock()
+	r := s.remotes[shard]
+	s.mu.Unlock()
+	if r == nil {
+		nr, err := s.connect(ctx, shard)
+		if err != nil {
+			return nil, fmt.Errorf("shard %s: %w", shard, err)
+		}
+		if nr == nil {
+			return nil, fmt.Errorf("shard %s: the ConnectFunc returned no Remote", shard)
+		}
+		s.mu.Lock()
+		if r = s.remotes[shard]; r == nil {
+			r, s.remotes[shard] = nr, nr
+			nr = nil
+		}
+		s.mu.Unlock()
+		if nr != nil { // another goroutine connected first
+			nr.Destroy(ctx)
+		}
+	}
+	if r.view {
+		return nil, fmt.Errorf("shard %s: the ConnectFunc returned a scope's view, not a Remote", shard)
+	}
+	l, err := r.core.ensure(ctx, "migrate")
+	if err != nil {
+		return nil, fmt.Errorf("shard %s: %w", shard, err)
+	}
+	// Our daemon presents its workspace (or static scope) as "/" and a
+	// directory under it as "/dir". Paths go out relative to that root:
+	// an absolute path could be taken for a host path under the daemon's
+	// own root directory.
+	return &migrate.Conn{Shard: shard, SFTP: l.sftp, Base: strings.Trim(l.presentedRoot, "/")}, nil
+}
+
+// close destroys every Remote.
+func (s *shardConns) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.remotes {
+		r.Destroy(context.Background())
+	}
+	s.remotes = map[string]*Remote{}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/migrate"
 )
 
 // MigrateOptions configures Migrate. Connect is required.
@@ -116,10 +118,13 @@ type MigrationReport struct {
 var (
 	// ErrMigrationConflict: the destination holds content for the tenant
 	// that differs from its source and that this migration did not write.
-	ErrMigrationConflict = errors.New("agentbe: the destination already holds different content for the tenant")
+	ErrMigrationConflict = migrate.ErrConflict
 	// ErrSourceChanged: the tenant's source changed while it was copied
 	// (its clients were not stopped).
-	ErrSourceChanged = errors.New("agentbe: the source changed during the migration (stop the tenant's clients first)")
+	ErrSourceChanged = migrate.ErrSourceChanged
+	// ErrJournalBusy is returned by Migrate when another migration holds the
+	// journal file.
+	ErrJournalBusy = migrate.ErrJournalBusy
 )
 
 // Migrate copies every tenant of plan from its old shard to its new one
@@ -161,14 +166,14 @@ func Migrate(ctx context.Context, plan *MigrationPlan, opts MigrateOptions) (*Mi
 			return nil, configErr(fmt.Sprintf("tenant %q: moves from %q to %q", m.Key, m.From, m.To), nil)
 		}
 	}
-	j, err := openJournal(opts.Journal)
+	conns := newShardConns(opts.Connect)
+	defer conns.close()
+	mg, err := migrate.Open(migrate.Options{Journal: opts.Journal, Conn: conns.get,
+		Overwrite: opts.Overwrite, DeleteSource: opts.DeleteSource, Progress: progressTo(opts.Progress)})
 	if err != nil {
 		return nil, err
 	}
-	defer j.close()
-	conns := newShardConns(opts.Connect)
-	defer conns.close()
-	mg := &migration{opts: opts, journal: j, conns: conns}
+	defer mg.Close()
 
 	report := &MigrationReport{Tenants: make([]TenantResult, len(plan.Moves))}
 	work := make(chan int)
@@ -178,7 +183,7 @@ func Migrate(ctx context.Context, plan *MigrationPlan, opts MigrateOptions) (*Mi
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				report.Tenants[i] = mg.tenant(ctx, plan.Moves[i])
+				report.Tenants[i] = tenantResult(mg.Tenant(ctx, migrate.Move(plan.Moves[i])))
 			}
 		}()
 	}
@@ -205,33 +210,20 @@ feed:
 	return report, errors.Join(errs...)
 }
 
-// migration is one Migrate call.
-type migration struct {
-	opts    MigrateOptions
-	journal *migrationJournal
-	conns   *shardConns
-	mu      sync.Mutex // serializes Progress
+// progressTo adapts fn to the engine's progress reports.
+func progressTo(fn func(MigrationProgress)) func(migrate.Progress) {
+	if fn == nil {
+		return nil
+	}
+	return func(p migrate.Progress) {
+		fn(MigrationProgress{Event: MigrationEvent(p.Event), Move: TenantMove(p.Move), Path: p.Path,
+			Files: p.Files, TotalFiles: p.TotalFiles, Bytes: p.Bytes, TotalBytes: p.TotalBytes, Err: p.Err})
+	}
 }
 
-func (mg *migration) progress(p MigrationProgress) {
-	if mg.opts.Progress == nil {
-		return
-	}
-	mg.mu.Lock()
-	defer mg.mu.Unlock()
-	mg.opts.Progress(p)
-}
-
-// tenant migrates one tenant.
-func (mg *migration) tenant(ctx context.Context, m TenantMove) TenantResult {
-	start := time.Now()
-	res := TenantResult{Move: m}
-	err := mg.copyTenant(ctx, m, &res)
-	res.Elapsed = time.Since(start)
-	if err != nil {
-		res.Err = err
-		mg.progress(MigrationProgress{Event: MigrationFailed, Move: m, Err: err,
-			TotalFiles: res.Files, TotalBytes: res.Bytes})
-	}
-	return res
+// tenantResult is the engine's result as the API reports it.
+func tenantResult(r migrate.Result) TenantResult {
+	return TenantResult{Move: TenantMove(r.Move), Missing: r.Missing, Files: r.Files, Dirs: r.Dirs, Links: r.Links,
+		Bytes: r.Bytes, CopiedFiles: r.CopiedFiles, CopiedBytes: r.CopiedBytes, Unmovable: r.Unmovable, Extra: r.Extra,
+		Verified: r.Verified, AlreadyMoved: r.AlreadyMoved, SourceDeleted: r.SourceDeleted, Err: r.Err, Elapsed: r.Elapsed}
 }

@@ -1,4 +1,4 @@
-package agentbe
+package migrate
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 // damaged line elsewhere is an error; a journal in use is refused.
 func TestMigrationJournal(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "j")
-	m := TenantMove{Key: "alice", From: "a:1", To: "b:1"}
+	m := Move{Key: "alice", From: "a:1", To: "b:1"}
 	j, err := openJournal(name)
 	mustOK(t, err)
 	mustOK(t, j.record(journalRecord{Op: "begin", From: m.From, To: m.To, Key: m.Key}, true))
@@ -42,7 +42,7 @@ func TestMigrationJournal(t *testing.T) {
 	if jt := j.tenant(m); !jt.done {
 		t.Errorf("done lost after a torn line: %+v", jt)
 	}
-	if other := j.tenant(TenantMove{Key: "alice", From: "b:1", To: "a:1"}); other.begun {
+	if other := j.tenant(Move{Key: "alice", From: "b:1", To: "a:1"}); other.begun {
 		t.Error("the reverse move shares the record")
 	}
 	mustOK(t, j.close())
@@ -78,5 +78,12 @@ func TestRelativeTo(t *testing.T) {
 	}
 	if got := linkTarget("t/alice/l", "./x/../y"); got != "y" {
 		t.Errorf("relative target: %q", got)
+	}
+}
+
+func mustOK(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package agentbe
+package migrate
 
 import (
 	"context"
@@ -17,14 +17,14 @@ import (
 	"github.com/agentbe/agent-backend/sftpjail"
 )
 
-// migrateTempPrefix starts the name of a file being copied: it is renamed
+// TempPrefix starts the name of a file being copied: it is renamed
 // into place once verified. A name with it left behind by an interrupted
 // run is removed by the next one.
-const migrateTempPrefix = ".agentbe-migrate-"
+const TempPrefix = ".agentbe-migrate-"
 
-// migrateCopiedHook, set by tests, runs when a file's content has been
+// CopiedHook, set by tests, runs when a file's content has been
 // written to its temporary name, before it is verified.
-var migrateCopiedHook func(m TenantMove, rel string)
+var CopiedHook func(m Move, rel string)
 
 // statusOpUnsupported is SFTP's SSH_FX_OP_UNSUPPORTED.
 const statusOpUnsupported = 8
@@ -37,10 +37,10 @@ type srcEntry struct {
 
 // tenantCopy is the migration of one tenant.
 type tenantCopy struct {
-	mg       *migration
-	m        TenantMove
-	res      *TenantResult
-	src, dst *shardConn
+	mg       *Run
+	m        Move
+	res      *Result
+	src, dst *Conn
 	// resumed: the journal says this migration started the tenant in an
 	// earlier run, so destination content that differs is ours to replace.
 	resumed bool
@@ -49,36 +49,36 @@ type tenantCopy struct {
 	// names are the source's entries by directory.
 	names map[string]map[string]fs.FileInfo
 	mu    sync.Mutex // guards what the file goroutines change below and in res
-	// skipped are the entries not copied (see TenantResult.Unmovable).
+	// skipped are the entries not copied (see Result.Unmovable).
 	skipped map[string]bool
 	checked []journalRecord
 	files   int
 	bytes   int64
 }
 
-func (tc *tenantCopy) srcPath(rel string) string { return tc.src.path(path.Join(tc.m.Scope, rel)) }
-func (tc *tenantCopy) dstPath(rel string) string { return tc.dst.path(path.Join(tc.m.Scope, rel)) }
+func (tc *tenantCopy) srcPath(rel string) string { return tc.src.Path(path.Join(tc.m.Scope, rel)) }
+func (tc *tenantCopy) dstPath(rel string) string { return tc.dst.Path(path.Join(tc.m.Scope, rel)) }
 func (tc *tenantCopy) mayReplace() bool          { return tc.resumed || tc.mg.opts.Overwrite }
 
 func (tc *tenantCopy) conflict(rel, what string) error {
 	return fmt.Errorf("%w: %q on %s %s (drain the tenant and inspect both copies; Overwrite replaces it)",
-		ErrMigrationConflict, path.Join(tc.m.Scope, rel), tc.m.To, what)
+		ErrConflict, path.Join(tc.m.Scope, rel), tc.m.To, what)
 }
 
 // copyTenant copies m's scope and verifies the copy; on success with
 // DeleteSource it removes the source.
-func (mg *migration) copyTenant(ctx context.Context, m TenantMove, res *TenantResult) error {
-	src, err := mg.conns.get(ctx, m.From)
+func (mg *Run) copyTenant(ctx context.Context, m Move, res *Result) error {
+	src, err := mg.conn(ctx, m.From)
 	if err != nil {
 		return err
 	}
-	dst, err := mg.conns.get(ctx, m.To)
+	dst, err := mg.conn(ctx, m.To)
 	if err != nil {
 		return err
 	}
 	jt := mg.journal.tenant(m)
 	tc := &tenantCopy{mg: mg, m: m, res: res, src: src, dst: dst, resumed: jt.begun}
-	if err := checkDirChain(ctx, src, m.Scope, false); err != nil {
+	if err := CheckDirChain(ctx, src, m.Scope, false); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			res.Missing, res.Verified, res.SourceDeleted, res.AlreadyMoved = true, true, jt.deleted, jt.done
 			return nil
@@ -93,13 +93,13 @@ func (mg *migration) copyTenant(ctx context.Context, m TenantMove, res *TenantRe
 	if jt.done {
 		return tc.movedEarlier(ctx, entries, jt)
 	}
-	mg.progress(MigrationProgress{Event: MigrationStarted, Move: m, TotalFiles: res.Files, TotalBytes: res.Bytes})
+	mg.progress(Progress{Event: EventStarted, Move: m, TotalFiles: res.Files, TotalBytes: res.Bytes})
 	if !jt.begun {
 		if err := mg.journal.record(journalRecord{Op: "begin", From: m.From, To: m.To, Key: m.Key}, true); err != nil {
 			return err
 		}
 	}
-	if err := checkDirChain(ctx, dst, m.Scope, true); err != nil {
+	if err := CheckDirChain(ctx, dst, m.Scope, true); err != nil {
 		return fmt.Errorf("destination on %s: %w", m.To, err)
 	}
 	return tc.copyEntries(ctx, entries)
@@ -183,13 +183,13 @@ func (tc *tenantCopy) index(entries []srcEntry) {
 	}
 }
 
-// tempFor is the temporary name of rel's copy: migrationTemp's, or, when
+// tempFor is the temporary name of rel's copy: TempName's, or, when
 // the source has an entry of that name beside rel, a variant it has not.
 func (tc *tenantCopy) tempFor(rel string) string {
 	dir, base := path.Dir(rel), path.Base(rel)
-	name := path.Base(migrationTemp(rel))
+	name := path.Base(TempName(rel))
 	for i := 1; tc.names[dir][name] != nil; i++ {
-		name = path.Base(migrationTemp(fmt.Sprintf("%s/%s\x00%d", dir, base, i)))
+		name = path.Base(TempName(fmt.Sprintf("%s/%s\x00%d", dir, base, i)))
 	}
 	return tc.dstPath(path.Join(dir, name))
 }
@@ -244,7 +244,7 @@ func (tc *tenantCopy) copyEntries(ctx context.Context, entries []srcEntry) error
 		return err
 	}
 	res.Verified = true
-	mg.progress(MigrationProgress{Event: MigrationVerified, Move: m, Files: tc.files, TotalFiles: res.Files,
+	mg.progress(Progress{Event: EventVerified, Move: m, Files: tc.files, TotalFiles: res.Files,
 		Bytes: tc.bytes, TotalBytes: res.Bytes})
 	if mg.opts.DeleteSource {
 		return tc.deleteSource(ctx)
@@ -287,7 +287,7 @@ func (tc *tenantCopy) movedEarlier(ctx context.Context, entries []srcEntry, jt j
 // scan lists the source tree, directories before their entries, each
 // directory's entries by name. Links are listed, never followed.
 func (tc *tenantCopy) scan(ctx context.Context) ([]srcEntry, error) {
-	root, err := tc.src.sftp.Lstat(ctx, tc.srcPath("."))
+	root, err := tc.src.SFTP.Lstat(ctx, tc.srcPath("."))
 	if err != nil {
 		return nil, fmt.Errorf("source on %s: %w", tc.m.From, err)
 	}
@@ -297,7 +297,7 @@ func (tc *tenantCopy) scan(ctx context.Context) ([]srcEntry, error) {
 	out := []srcEntry{{rel: ".", fi: root}}
 	var walk func(dir string) error
 	walk = func(dir string) error {
-		list, err := tc.src.sftp.ReadDir(ctx, tc.srcPath(dir))
+		list, err := tc.src.SFTP.ReadDir(ctx, tc.srcPath(dir))
 		if err != nil {
 			return fmt.Errorf("source on %s: %w", tc.m.From, err)
 		}
@@ -354,12 +354,12 @@ func kindOf(mode fs.FileMode) string {
 // permission bits already); setMeta sets them at the end.
 func (tc *tenantCopy) writableDir(ctx context.Context, rel string) error {
 	dp := tc.dstPath(rel)
-	fi, err := tc.dst.sftp.Lstat(ctx, dp)
+	fi, err := tc.dst.SFTP.Lstat(ctx, dp)
 	if err != nil {
 		return err
 	}
 	if fi.Mode().Perm()&0o700 != 0o700 {
-		return tc.dst.sftp.Chmod(ctx, dp, fi.Mode().Perm()|0o700)
+		return tc.dst.SFTP.Chmod(ctx, dp, fi.Mode().Perm()|0o700)
 	}
 	return nil
 }
@@ -367,7 +367,7 @@ func (tc *tenantCopy) writableDir(ctx context.Context, rel string) error {
 // copyDir makes the directory e on the destination.
 func (tc *tenantCopy) copyDir(ctx context.Context, e srcEntry) error {
 	dp := tc.dstPath(e.rel)
-	fi, err := tc.dst.sftp.Lstat(ctx, dp)
+	fi, err := tc.dst.SFTP.Lstat(ctx, dp)
 	switch {
 	case err == nil && fi.IsDir():
 		return tc.writableDir(ctx, e.rel)
@@ -375,35 +375,35 @@ func (tc *tenantCopy) copyDir(ctx context.Context, e srcEntry) error {
 		if !tc.mayReplace() {
 			return tc.conflict(e.rel, "is not a directory")
 		}
-		if err := tc.dst.sftp.Remove(ctx, dp); err != nil {
+		if err := tc.dst.SFTP.Remove(ctx, dp); err != nil {
 			return err
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	return tc.dst.sftp.Mkdir(ctx, dp, 0o700)
+	return tc.dst.SFTP.Mkdir(ctx, dp, 0o700)
 }
 
 // setMeta gives p the permission bits and modification time of fi.
 func (tc *tenantCopy) setMeta(ctx context.Context, p string, fi fs.FileInfo) error {
-	if err := tc.dst.sftp.Chmod(ctx, p, fi.Mode().Perm()); err != nil {
+	if err := tc.dst.SFTP.Chmod(ctx, p, fi.Mode().Perm()); err != nil {
 		return err
 	}
-	return tc.dst.sftp.Chtimes(ctx, p, fi.ModTime(), fi.ModTime())
+	return tc.dst.SFTP.Chtimes(ctx, p, fi.ModTime(), fi.ModTime())
 }
 
 // removeEntry removes p (a directory with its content) on the destination.
 func (tc *tenantCopy) removeEntry(ctx context.Context, p string, fi fs.FileInfo) error {
 	if fi.IsDir() {
-		return tc.dst.sftp.RemoveAll(ctx, p)
+		return tc.dst.SFTP.RemoveAll(ctx, p)
 	}
-	return tc.dst.sftp.Remove(ctx, p)
+	return tc.dst.SFTP.Remove(ctx, p)
 }
 
 // copyFile copies the regular file e, unless its copy is there already.
 func (tc *tenantCopy) copyFile(ctx context.Context, e srcEntry) error {
 	sp, dp := tc.srcPath(e.rel), tc.dstPath(e.rel)
-	dfi, err := tc.dst.sftp.Lstat(ctx, dp)
+	dfi, err := tc.dst.SFTP.Lstat(ctx, dp)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -439,11 +439,11 @@ func sameSource(rec journalRecord, fi fs.FileInfo) bool {
 // content (by SHA-256); if so it gives it the source's metadata and
 // records it as copied.
 func (tc *tenantCopy) sameContent(ctx context.Context, e srcEntry, sp, dp string) (bool, error) {
-	sh, _, err := hashFile(ctx, tc.src.sftp, sp)
+	sh, _, err := hashFile(ctx, tc.src.SFTP, sp)
 	if err != nil {
 		return false, err
 	}
-	dh, _, err := hashFile(ctx, tc.dst.sftp, dp)
+	dh, _, err := hashFile(ctx, tc.dst.SFTP, dp)
 	if err != nil || sh != dh {
 		return false, err
 	}
@@ -459,7 +459,7 @@ func (tc *tenantCopy) sameContent(ctx context.Context, e srcEntry, sp, dp string
 // unchanged checks that the source file sp still has e's size, mode and
 // modification time.
 func (tc *tenantCopy) unchanged(ctx context.Context, e srcEntry, sp string) error {
-	fi, err := tc.src.sftp.Lstat(ctx, sp)
+	fi, err := tc.src.SFTP.Lstat(ctx, sp)
 	if err != nil {
 		return err
 	}
@@ -471,7 +471,7 @@ func (tc *tenantCopy) unchanged(ctx context.Context, e srcEntry, sp string) erro
 
 // recordFile journals the verified copy dp of e.
 func (tc *tenantCopy) recordFile(ctx context.Context, e srcEntry, dp, sum string) error {
-	fi, err := tc.dst.sftp.Lstat(ctx, dp)
+	fi, err := tc.dst.SFTP.Lstat(ctx, dp)
 	if err != nil {
 		return err
 	}
@@ -489,7 +489,7 @@ func (tc *tenantCopy) fileDone(e srcEntry) error {
 	tc.mu.Lock()
 	tc.files++
 	tc.bytes += e.fi.Size()
-	p := MigrationProgress{Event: MigrationFile, Move: tc.m, Path: e.rel,
+	p := Progress{Event: EventFile, Move: tc.m, Path: e.rel,
 		Files: tc.files, TotalFiles: tc.res.Files, Bytes: tc.bytes, TotalBytes: tc.res.Bytes}
 	tc.mu.Unlock()
 	tc.mg.progress(p)
@@ -501,10 +501,10 @@ func (tc *tenantCopy) fileDone(e srcEntry) error {
 func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo) (err error) {
 	sp, dp := tc.srcPath(e.rel), tc.dstPath(e.rel)
 	tmp := tc.tempFor(e.rel)
-	if err := tc.dst.sftp.Remove(ctx, tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := tc.dst.SFTP.Remove(ctx, tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	out, err := tc.dst.sftp.OpenFile(ctx, tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	out, err := tc.dst.SFTP.OpenFile(ctx, tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
@@ -513,11 +513,11 @@ func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo)
 		if !placed {
 			out.Close()
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			tc.dst.sftp.Remove(cctx, tmp) // a run after a lost link removes it
+			tc.dst.SFTP.Remove(cctx, tmp) // a run after a lost link removes it
 			cancel()
 		}
 	}()
-	in, err := tc.src.sftp.Open(ctx, sp)
+	in, err := tc.src.SFTP.Open(ctx, sp)
 	if err != nil {
 		return err
 	}
@@ -545,8 +545,8 @@ func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo)
 	if werr != nil {
 		return werr
 	}
-	if migrateCopiedHook != nil {
-		migrateCopiedHook(tc.m, e.rel)
+	if CopiedHook != nil {
+		CopiedHook(tc.m, e.rel)
 	}
 	if err := out.Sync(); err != nil {
 		var se *sftpjail.StatusError
@@ -564,7 +564,7 @@ func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo)
 		return err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	got, size, err := hashFile(ctx, tc.dst.sftp, tmp)
+	got, size, err := hashFile(ctx, tc.dst.SFTP, tmp)
 	if err != nil {
 		return err
 	}
@@ -580,7 +580,7 @@ func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo)
 			return err
 		}
 	}
-	if err := tc.dst.sftp.Rename(ctx, tmp, dp); err != nil {
+	if err := tc.dst.SFTP.Rename(ctx, tmp, dp); err != nil {
 		return err
 	}
 	placed = true
@@ -591,11 +591,11 @@ func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo)
 	return tc.recordFile(ctx, e, dp, sum)
 }
 
-// migrationTemp is the name e's copy is written under before it is
+// TempName is the name a file at dp is copied under before it is
 // verified: the prefix and a hash of its own name, in its directory.
-func migrationTemp(dp string) string {
+func TempName(dp string) string {
 	sum := sha256.Sum256([]byte(path.Base(dp)))
-	return path.Join(path.Dir(dp), migrateTempPrefix+hex.EncodeToString(sum[:8]))
+	return path.Join(path.Dir(dp), TempPrefix+hex.EncodeToString(sum[:8]))
 }
 
 // hashFile returns the SHA-256 and size of the remote file p.
@@ -620,7 +620,7 @@ func hashFile(ctx context.Context, c *sftpjail.Client, p string) (string, int64,
 // target the daemon does not show is listed as unmovable.
 func (tc *tenantCopy) copyLink(ctx context.Context, e srcEntry) error {
 	sp, dp := tc.srcPath(e.rel), tc.dstPath(e.rel)
-	target, err := tc.src.sftp.ReadLink(ctx, sp)
+	target, err := tc.src.SFTP.ReadLink(ctx, sp)
 	if err != nil {
 		var se *sftpjail.StatusError
 		if !errors.As(err, &se) {
@@ -630,11 +630,11 @@ func (tc *tenantCopy) copyLink(ctx context.Context, e srcEntry) error {
 		return nil
 	}
 	want := linkTarget(sp, target)
-	dfi, err := tc.dst.sftp.Lstat(ctx, dp)
+	dfi, err := tc.dst.SFTP.Lstat(ctx, dp)
 	switch {
 	case err == nil:
 		if dfi.Mode()&fs.ModeSymlink != 0 {
-			got, err := tc.dst.sftp.ReadLink(ctx, dp)
+			got, err := tc.dst.SFTP.ReadLink(ctx, dp)
 			if err == nil && linkTarget(dp, got) == want {
 				return nil
 			}
@@ -648,7 +648,7 @@ func (tc *tenantCopy) copyLink(ctx context.Context, e srcEntry) error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	return tc.dst.sftp.Symlink(ctx, want, dp)
+	return tc.dst.SFTP.Symlink(ctx, want, dp)
 }
 
 // linkTarget is the target of the link at p (an SFTP path relative to the
@@ -695,7 +695,7 @@ func (tc *tenantCopy) extras(ctx context.Context, entries []srcEntry) error {
 		if !e.fi.IsDir() {
 			continue
 		}
-		list, err := tc.dst.sftp.ReadDir(ctx, tc.dstPath(e.rel))
+		list, err := tc.dst.SFTP.ReadDir(ctx, tc.dstPath(e.rel))
 		if err != nil {
 			return err
 		}
@@ -706,8 +706,8 @@ func (tc *tenantCopy) extras(ctx context.Context, entries []srcEntry) error {
 				have[fi.Name()] = fi
 				continue
 			}
-			if strings.HasPrefix(fi.Name(), migrateTempPrefix) && fi.Mode().IsRegular() {
-				if err := tc.dst.sftp.Remove(ctx, tc.dstPath(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if strings.HasPrefix(fi.Name(), TempPrefix) && fi.Mode().IsRegular() {
+				if err := tc.dst.SFTP.Remove(ctx, tc.dstPath(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return err
 				}
 				continue
@@ -736,7 +736,7 @@ func (tc *tenantCopy) deleteSource(ctx context.Context) error {
 		return nil
 	}
 	for _, rec := range tc.checked {
-		got, size, err := hashFile(ctx, tc.dst.sftp, tc.dstPath(rec.Path))
+		got, size, err := hashFile(ctx, tc.dst.SFTP, tc.dstPath(rec.Path))
 		if err != nil {
 			return err
 		}
@@ -745,14 +745,14 @@ func (tc *tenantCopy) deleteSource(ctx context.Context) error {
 				path.Join(tc.m.Scope, rec.Path), tc.m.To)
 		}
 	}
-	if err := tc.src.sftp.RemoveAll(ctx, tc.srcPath(".")); err != nil {
+	if err := tc.src.SFTP.RemoveAll(ctx, tc.srcPath(".")); err != nil {
 		return fmt.Errorf("delete the source on %s: %w", tc.m.From, err)
 	}
 	if err := tc.mg.journal.record(journalRecord{Op: "deleted", From: tc.m.From, To: tc.m.To, Key: tc.m.Key}, true); err != nil {
 		return err
 	}
 	tc.res.SourceDeleted = true
-	tc.mg.progress(MigrationProgress{Event: MigrationSourceDeleted, Move: tc.m, Files: tc.files, TotalFiles: tc.res.Files,
+	tc.mg.progress(Progress{Event: EventSourceDeleted, Move: tc.m, Files: tc.files, TotalFiles: tc.res.Files,
 		Bytes: tc.bytes, TotalBytes: tc.res.Bytes})
 	return nil
 }

@@ -1,4 +1,4 @@
-package agentbe
+package migrate
 
 import (
 	"bufio"
@@ -55,11 +55,11 @@ type journalRecord struct {
 	Unmovable int `json:"unmovable,omitempty"`
 }
 
-// ErrJournalBusy is returned by Migrate when another migration holds the
+// ErrJournalBusy is returned by Open when another migration holds the
 // journal file.
 var ErrJournalBusy = errors.New("agentbe: the migration journal is in use by another migration")
 
-func moveID(m TenantMove) string { return m.From + "\x00" + m.To + "\x00" + m.Key }
+func moveID(m Move) string { return m.From + "\x00" + m.To + "\x00" + m.Key }
 
 // openJournal reads the journal at name (creating it, mode 0600) and keeps
 // it open for appending. A last line cut short by a crash is dropped; any
@@ -118,7 +118,7 @@ func (j *migrationJournal) load(r io.Reader) (int64, error) {
 }
 
 func (j *migrationJournal) apply(rec journalRecord) {
-	id := moveID(TenantMove{Key: rec.Key, From: rec.From, To: rec.To})
+	id := moveID(Move{Key: rec.Key, From: rec.From, To: rec.To})
 	t := j.tenants[id]
 	if t == nil {
 		t = &journalTenant{files: map[string]journalRecord{}}
@@ -138,7 +138,7 @@ func (j *migrationJournal) apply(rec journalRecord) {
 }
 
 // tenant returns a copy of what the journal knows of m.
-func (j *migrationJournal) tenant(m TenantMove) journalTenant {
+func (j *migrationJournal) tenant(m Move) journalTenant {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	t := j.tenants[moveID(m)]
@@ -149,7 +149,7 @@ func (j *migrationJournal) tenant(m TenantMove) journalTenant {
 }
 
 // file returns the record of path in m, if any.
-func (j *migrationJournal) file(m TenantMove, path string) (journalRecord, bool) {
+func (j *migrationJournal) file(m Move, path string) (journalRecord, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if t := j.tenants[moveID(m)]; t != nil {

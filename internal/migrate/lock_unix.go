@@ -1,6 +1,6 @@
 //go:build unix
 
-package agentbe
+package migrate
 
 import (
 	"errors"
