@@ -13,16 +13,3 @@ func SetWatchRingForTest(n int) (restore func()) {
 	watchConfig.Store(&watch.Config{RingSize: n})
 	return func() { watchConfig.Store(nil) }
 }
-
-// ScopeSessions reports how many SFTP sessions of scopes r's link holds.
-func ScopeSessions(r *Remote) int {
-	r.core.mu.Lock()
-	l := r.core.link
-	r.core.mu.Unlock()
-	if l == nil {
-		return 0
-	}
-	l.scopeMu.Lock()
-	defer l.scopeMu.Unlock()
-	return len(l.scopes)
-}

@@ -1,4 +1,4 @@
-package agentbe_test
+package e2e_test
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 func buildCLI(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "agent-backend")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/agent-backend")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/agentbe/agent-backend/cmd/agent-backend")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}

@@ -1,4 +1,4 @@
-package agentbe_test
+package e2e_test
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ func startReferenceDaemon(t *testing.T, root, token string) (int, ssh.PublicKey)
 	node, err := exec.LookPath("node")
 	testenv.Require(t, err == nil, "node")
 	wd, _ := os.Getwd()
-	cli := filepath.Join(wd, "interop/node_modules/agent-backend/dist/cli.js")
+	cli := filepath.Join(wd, "../../interop/node_modules/agent-backend/dist/cli.js")
 	_, err = os.Stat(cli)
 	testenv.Require(t, err == nil, "agent-backend@0.13.2 (npm ci --prefix interop)")
 	port := testenv.FreePort(t)

@@ -1,4 +1,4 @@
-package agentbe_test
+package e2e_test
 
 import (
 	"context"
@@ -58,24 +58,8 @@ func BenchmarkMigrateTenant(b *testing.B) {
 	})
 	b.Run("sftp-get-put", func(b *testing.B) {
 		b.SetBytes(total / files * files)
-		ra, err := connect(ctx, a)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer ra.Destroy(ctx)
-		rc, err := connect(ctx, c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer rc.Destroy(ctx)
-		sa, err := agentbe.RemoteSFTP(ctx, ra)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sc, err := agentbe.RemoteSFTP(ctx, rc)
-		if err != nil {
-			b.Fatal(err)
-		}
+		sa := daemons[0].sftp(b)
+		sc := daemons[1].sftp(b)
 		scope := "tenants/" + key
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()

@@ -1,4 +1,4 @@
-package agentbe_test
+package e2e_test
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ func BenchmarkRemoteSideBySide(b *testing.B) {
 	}
 	node, nodeErr := exec.LookPath("node")
 	wd, _ := os.Getwd()
-	script := filepath.Join(wd, "interop/bench/remote-client.mjs")
+	script := filepath.Join(wd, "../../interop/bench/remote-client.mjs")
 	host, port := d.hostPort()
 	for _, o := range ops {
 		for _, side := range []struct {
@@ -81,7 +81,7 @@ func BenchmarkRemoteSideBySide(b *testing.B) {
 				n = 20
 			}
 			cmd := exec.Command(node, script, host, strconv.Itoa(port), d.token, d.root, o.name, strconv.Itoa(n))
-			cmd.Dir = filepath.Join(wd, "interop")
+			cmd.Dir = filepath.Join(wd, "../../interop")
 			out, err := cmd.Output()
 			if err != nil {
 				b.Skipf("reference client: %v\n%s", err, out)

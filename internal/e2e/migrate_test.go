@@ -1,4 +1,4 @@
-package agentbe_test
+package e2e_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/migrate"
 )
 
 // addrs lists the daemons' addresses: a shard list.
@@ -342,14 +343,14 @@ func TestMigrateThreeToFour(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "migrate.journal")
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	agentbe.SetMigrateCopiedHook(func(m agentbe.TenantMove, rel string) {
+	migrate.CopiedHook = func(m migrate.Move, rel string) {
 		if m.Key == special.Key && rel == "big.bin" {
 			cancel()
 		}
-	})
+	}
 	opts := agentbe.MigrateOptions{Connect: migrateConnect(t, daemons), Journal: journal}
 	r1, err := agentbe.Migrate(cctx, plan, opts)
-	agentbe.SetMigrateCopiedHook(nil)
+	migrate.CopiedHook = nil
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled run: %v", err)
 	}
@@ -366,7 +367,7 @@ func TestMigrateThreeToFour(t *testing.T) {
 	}
 	// A killed run leaves its temporary file; the next run replaces it.
 	leftover := filepath.Join(daemonAt(daemons, special.To).root, "tenants", special.Key,
-		filepath.Base(agentbe.MigrationTempName("x/big.bin")))
+		filepath.Base(migrate.TempName("x/big.bin")))
 	must(t, os.WriteFile(leftover, big[:1000], 0o600))
 
 	var mu sync.Mutex
@@ -572,10 +573,10 @@ func TestMigrateSourceChangedMidCopy(t *testing.T) {
 	src := filepath.Join(daemons[0].root, "tenants", key, "f")
 	must(t, os.MkdirAll(filepath.Dir(src), 0o755))
 	must(t, os.WriteFile(src, []byte("first"), 0o644))
-	agentbe.SetMigrateCopiedHook(func(m agentbe.TenantMove, rel string) {
+	migrate.CopiedHook = func(m migrate.Move, rel string) {
 		os.WriteFile(src, []byte("second, longer"), 0o644)
-	})
-	defer agentbe.SetMigrateCopiedHook(nil)
+	}
+	defer func() { migrate.CopiedHook = nil }()
 	plan, err := agentbe.PlanMigration([]string{a}, []string{a, b}, []string{key}, "tenants")
 	must(t, err)
 	_, err = agentbe.Migrate(ctx, plan, agentbe.MigrateOptions{Connect: migrateConnect(t, daemons), DeleteSource: true})
@@ -747,7 +748,7 @@ func TestMigrateTempNameCollision(t *testing.T) {
 	src := filepath.Join(daemons[0].root, "tenants", key)
 	must(t, os.MkdirAll(src, 0o755))
 	must(t, os.WriteFile(filepath.Join(src, "x"), []byte("x"), 0o644))
-	clash := filepath.Base(agentbe.MigrationTempName("d/x"))
+	clash := filepath.Base(migrate.TempName("d/x"))
 	must(t, os.WriteFile(filepath.Join(src, clash), []byte("mine"), 0o644))
 	before := snapshot(t, src)
 	plan, err := agentbe.PlanMigration([]string{a}, []string{a, b}, []string{key}, "tenants")
