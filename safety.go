@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agentbe/agent-backend/internal/safety"
 )
 
 // SafetyPolicy adjusts the dangerous-command check. The zero value applies
@@ -138,7 +140,7 @@ func policyKey(p SafetyPolicy) string {
 //
 // Besides the patterns of the safety list, a few added ones close its
 // obvious gaps (rm -fr, ln -sf, tee /etc/…, "| /bin/sh", a bare ".."
-// argument, a redirect onto a block device); see builtinRules.
+// argument, a redirect onto a block device); see internal/safety.
 func CheckCommand(command string, p SafetyPolicy) error {
 	if len(p.Allowed) == 0 && len(p.Blocked) == 0 {
 		if p.Confined {
@@ -170,17 +172,10 @@ func (c *SafetyChecker) Check(command string) error {
 	if strings.TrimSpace(command) == "" {
 		return &Error{Code: CodeEmptyCommand, Op: "exec", Err: ErrEmptyCommand}
 	}
-	text := preprocessCommand(command)
-	text = maskAllowed(text, c.allowed)
-	words := presentWords(text)
-	for i := range builtinRules {
-		r := &builtinRules[i]
-		if c.confined && r.code == CodeUnsafeCommand {
-			continue
-		}
-		if frag, ok := r.match(text, words); ok {
-			return r.block(command, frag)
-		}
+	text := safety.MaskAllowed(safety.Preprocess(command), c.allowed)
+	if r, frag := safety.Match(text, c.confined); r != nil {
+		return &Error{Code: ErrorCode(r.Code()), Op: "exec", Command: command,
+			Reason: r.Class() + fragNote(frag), Guidance: r.Guidance(), Err: ErrDangerous}
 	}
 	for _, re := range c.blocked {
 		if loc := re.FindStringIndex(text); loc != nil {
@@ -193,30 +188,6 @@ func (c *SafetyChecker) Check(command string) error {
 	}
 	return nil
 }
-
-// preprocessCommand applies the pre-processing steps of CheckCommand.
-func preprocessCommand(command string) string {
-	text := stripHeredocs(command)
-	if strings.Contains(text, "\\\n") {
-		text = strings.ReplaceAll(text, "\\\n", "")
-	}
-	return strings.ToLower(text)
-}
-
-// maskAllowed blanks every match of the default allowlist and of extra.
-func maskAllowed(text string, extra []*regexp.Regexp) string {
-	if strings.Contains(text, "gcloud") {
-		text = reGcloudRsync.ReplaceAllString(text, " ")
-	}
-	for _, re := range extra {
-		text = re.ReplaceAllString(text, " ")
-	}
-	return text
-}
-
-// reGcloudRsync is the default allowlist: gcloud's rsync subcommands are
-// not the rsync binary.
-var reGcloudRsync = regexp.MustCompile(`\bgcloud\s+(?:(?:alpha|beta)\s+)?(?:storage\s+)?rsync\b`)
 
 func quoteFrag(s string) string {
 	const max = 80

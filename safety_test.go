@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentbe/agent-backend/internal/safety"
 )
 
 type safetyCase struct {
@@ -94,10 +96,10 @@ func naiveVerdict(command string) string {
 	if strings.TrimSpace(command) == "" {
 		return "empty"
 	}
-	text := maskAllowed(preprocessCommand(command), nil)
-	for i := range builtinRules {
+	text := safety.MaskAllowed(safety.Preprocess(command), nil)
+	for i := range safety.Rules {
 		if naiveRules[i].MatchString(text) {
-			if builtinRules[i].code == CodeUnsafeCommand {
+			if safety.Rules[i].Code() == safety.CodeUnsafe {
 				return "unsafe"
 			}
 			return "dangerous"
@@ -107,9 +109,9 @@ func naiveVerdict(command string) string {
 }
 
 var naiveRules = func() []*regexp.Regexp {
-	out := make([]*regexp.Regexp, len(builtinRules))
-	for i, r := range builtinRules {
-		out[i] = regexp.MustCompile(r.src)
+	out := make([]*regexp.Regexp, len(safety.Rules))
+	for i, r := range safety.Rules {
+		out[i] = regexp.MustCompile(r.Src())
 	}
 	return out
 }()
@@ -229,7 +231,7 @@ func TestStripHeredocs(t *testing.T) {
 		{"no heredoc here", "no heredoc here"},
 	}
 	for _, tt := range tests {
-		if got := stripHeredocs(tt.in); got != tt.want {
+		if got := safety.StripHeredocs(tt.in); got != tt.want {
 			t.Errorf("stripHeredocs(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -249,7 +251,7 @@ func FuzzCheckCommand(f *testing.F) {
 		if naive := naiveVerdict(command); naive != v1 {
 			t.Fatalf("fast path %s, naive %s for %q", v1, naive, command)
 		}
-		if s := stripHeredocs(command); len(s) > len(command) {
+		if s := safety.StripHeredocs(command); len(s) > len(command) {
 			t.Fatalf("stripHeredocs grew %q to %q", command, s)
 		}
 	})
@@ -264,7 +266,7 @@ func TestSafetyFastPathMatchesNaive(t *testing.T) {
 		"..", "../", `..\`, "=", ">", ">>", "/etc/", "/dev/", "/dev/null", "/dev/sda", "of=", "777", "root", "-9",
 		"0", "6", "true", ":()", "fork()", "export", "path=", "$home", "${home}", "x", "ab", "_", "9", "A", "R",
 		"\xe0", "é", "/bin/", "./", "curl", "wget", "down", "down2"}
-	frags = append(frags, safetyWords...)
+	frags = append(frags, safety.Words...)
 	// Structured commands: a rule word, then flag- and target-like
 	// arguments; they reach the corners of the hand-written matchers.
 	args := []string{"-r", "-rf", "-fr", "-r9", "-rf_", "-xr", "-s", "-fs", "-s1", "--recursive", "--recursive2",
@@ -279,7 +281,7 @@ func TestSafetyFastPathMatchesNaive(t *testing.T) {
 				b.WriteString(frags[r.Intn(len(frags))])
 			}
 		} else {
-			b.WriteString(safetyWords[r.Intn(len(safetyWords))])
+			b.WriteString(safety.Words[r.Intn(len(safety.Words))])
 			for k := r.Intn(4); k >= 0; k-- {
 				b.WriteString(seps[r.Intn(len(seps))])
 				b.WriteString(args[r.Intn(len(args))])

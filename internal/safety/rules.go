@@ -1,4 +1,4 @@
-package agentbe
+package safety
 
 import (
 	"regexp"
@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// safetyRule is one class of dangerous command. Rules are matched on the
+// Rule is one class of dangerous command. Rules are matched on the
 // pre-processed (heredoc-stripped, lower-cased, allowlist-masked) text.
 //
 // To keep the check far cheaper than a process spawn, most rules carry a
@@ -18,11 +18,11 @@ import (
 //
 // Regexps that start with \bWORD for one of the rule's words (leadWord) are
 // searched from the first such word only. The hottest patterns are matched
-// by hand-written functions (find, in safety_match.go), which the tests hold
+// by hand-written functions (find, in match.go), which the tests hold
 // to the same meaning as src.
-type safetyRule struct {
+type Rule struct {
 	class    string
-	code     ErrorCode
+	code     Code
 	src      string
 	re       *regexp.Regexp // nil: keyword rule (or find)
 	leadWord bool           // re starts with \b(one of words): search from the first
@@ -32,7 +32,7 @@ type safetyRule struct {
 	guidance string
 }
 
-func (r *safetyRule) match(text string, present wordSet) (string, bool) {
+func (r *Rule) match(text string, present wordSet) (string, bool) {
 	if r.words != 0 && present&r.words == 0 {
 		return "", false
 	}
@@ -92,16 +92,25 @@ func nextWord(text string, p int) (start, end int) {
 	return i, j
 }
 
-func (r *safetyRule) block(command, frag string) error {
-	return &Error{Code: r.code, Op: "exec", Command: command,
-		Reason: r.class + fragNote(frag), Guidance: r.guidance, Err: ErrDangerous}
-}
+// Code is the error code of a match of r.
+func (r *Rule) Code() Code { return r.code }
 
-// wordSet is a bit set over safetyWords.
+// Class names what r catches ("pipe to shell", …): the start of the error's
+// reason.
+func (r *Rule) Class() string { return r.class }
+
+// Guidance says what to do instead.
+func (r *Rule) Guidance() string { return r.guidance }
+
+// Src is r's whole meaning as one regular expression, which the fast path
+// (prefilters, hand-written matchers) must agree with.
+func (r *Rule) Src() string { return r.src }
+
+// wordSet is a bit set over Words.
 type wordSet uint64
 
-// safetyWords are the whole words the rules look for.
-var safetyWords = []string{
+// Words are the whole words the rules look for.
+var Words = []string{
 	"rm", "dd", "sudo", "su", "doas", "chmod", "chown", "nc", "ncat", "netcat",
 	"telnet", "ftp", "ssh", "scp", "rsync", "kill", "killall", "pkill",
 	"shutdown", "reboot", "halt", "init", "mount", "umount", "fdisk", "mkfs",
@@ -110,11 +119,11 @@ var safetyWords = []string{
 }
 
 var safetyWordBits = func() map[string]wordSet {
-	if len(safetyWords) > 64 {
+	if len(Words) > 64 {
 		panic("agentbe: too many safety words")
 	}
-	m := make(map[string]wordSet, len(safetyWords))
-	for i, w := range safetyWords {
+	m := make(map[string]wordSet, len(Words))
+	for i, w := range Words {
 		m[w] = 1 << i
 	}
 	return m
@@ -133,7 +142,7 @@ func words(ws ...string) wordSet {
 }
 
 func firstWord(s wordSet) string {
-	for i, w := range safetyWords {
+	for i, w := range Words {
 		if s&(1<<i) != 0 {
 			return w
 		}
@@ -145,7 +154,7 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// presentWords returns the safetyWords that occur as whole words in text.
+// presentWords returns the Words that occur as whole words in text.
 func presentWords(text string) wordSet {
 	var s wordSet
 	for p := 0; ; {
@@ -189,14 +198,14 @@ func packWord(w string) uint64 {
 }
 
 var packedWords, packedBits = func() ([]uint64, []wordSet) {
-	keys := make([]uint64, 0, len(safetyWords))
-	for _, w := range safetyWords {
+	keys := make([]uint64, 0, len(Words))
+	for _, w := range Words {
 		keys = append(keys, packWord(w))
 	}
 	slices.Sort(keys)
 	bits := make([]wordSet, len(keys))
 	for i, k := range keys {
-		for _, w := range safetyWords {
+		for _, w := range Words {
 			if packWord(w) == k {
 				bits[i] = safetyWordBits[w]
 			}
@@ -222,99 +231,99 @@ const (
 	guideResource = "Bound loops and output; runaway processes are blocked"
 )
 
-func rule(class string, code ErrorCode, src string, ws wordSet, lits []string, guidance string) safetyRule {
-	return safetyRule{class: class, code: code, src: src, re: regexp.MustCompile(src),
+func rule(class string, code Code, src string, ws wordSet, lits []string, guidance string) Rule {
+	return Rule{class: class, code: code, src: src, re: regexp.MustCompile(src),
 		words: ws, lits: lits, guidance: guidance}
 }
 
 // wordRule is a rule whose every alternative starts with \b(one of ws):
 // its regexp is searched from the first occurrence of those words.
-func wordRule(class string, code ErrorCode, src string, ws []string, lits []string, guidance string) safetyRule {
-	return safetyRule{class: class, code: code, src: src, re: regexp.MustCompile(src),
+func wordRule(class string, code Code, src string, ws []string, lits []string, guidance string) Rule {
+	return Rule{class: class, code: code, src: src, re: regexp.MustCompile(src),
 		leadWord: true, words: words(ws...), lits: lits, guidance: guidance}
 }
 
 // findRule is a rule matched by a hand-written function equivalent to src.
 // onlyWith gates r on the presence of one of ws, which its pattern requires
 // as a whole word.
-func (r safetyRule) onlyWith(ws ...string) safetyRule {
+func (r Rule) onlyWith(ws ...string) Rule {
 	r.words = words(ws...)
 	return r
 }
 
-func findRule(class string, code ErrorCode, src string, find func(string) (int, int), lits []string, guidance string) safetyRule {
-	return safetyRule{class: class, code: code, src: src, find: find, lits: lits, guidance: guidance}
+func findRule(class string, code Code, src string, find func(string) (int, int), lits []string, guidance string) Rule {
+	return Rule{class: class, code: code, src: src, find: find, lits: lits, guidance: guidance}
 }
 
-func keywordRule(class string, code ErrorCode, ws []string, guidance string) safetyRule {
-	return safetyRule{class: class, code: code, src: `\b(?:` + strings.Join(ws, "|") + `)\b`,
+func keywordRule(class string, code Code, ws []string, guidance string) Rule {
+	return Rule{class: class, code: code, src: `\b(?:` + strings.Join(ws, "|") + `)\b`,
 		words: words(ws...), guidance: guidance}
 }
 
-// builtinRules are the dangerous patterns of the safety list, then the
+// Rules are the dangerous patterns of the safety list, then the
 // workspace-escape patterns. Patterns marked "added" are not in the list;
 // they close obvious gaps of the listed ones (rm -fr, ln -sf, tee /etc/x,
 // | /bin/sh, a bare "..").
-var builtinRules = []safetyRule{
+var Rules = []Rule{
 	// the documented pattern (docs/safety.md): \brm\b.*-rf?\b.*[/~*] and \brm\b.*[/~*].*-rf?\b; added:
 	// other spellings of the recursive flag (-fr, -r -f, -R, --recursive).
-	findRule("destructive rm", CodeDangerousOperation,
+	findRule("destructive rm", CodeDangerous,
 		`\brm\b.*(?:`+rmFlag+`.*[/~*]|[/~*].*`+rmFlag+`)`, findDestructiveRm, nil, guideRm).onlyWith("rm"),
-	wordRule("disk wipe", CodeDangerousOperation, `\bdd\b.*\bof=/dev/`, []string{"dd"}, []string{"of=/dev/"}, guideSys),
-	rule("disk wipe", CodeDangerousOperation, // added
+	wordRule("disk wipe", CodeDangerous, `\bdd\b.*\bof=/dev/`, []string{"dd"}, []string{"of=/dev/"}, guideSys),
+	rule("disk wipe", CodeDangerous, // added
 		`>\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)`, 0, []string{"/dev/"}, guideSys),
-	keywordRule("privilege escalation", CodeDangerousOperation, []string{"sudo", "su", "doas"}, guidePriv),
-	wordRule("system modification", CodeDangerousOperation, `\bchmod\b.*777`, []string{"chmod"}, []string{"777"}, guideSys),
-	wordRule("system modification", CodeDangerousOperation, `\bchown\b.*root`, []string{"chown"}, []string{"root"}, guideSys),
-	findRule("pipe to shell", CodeDangerousOperation, `curl\b.*\|\s*(sh|bash|zsh|fish)\b`, findToolPipe("curl"), []string{"curl", "|"}, guidePipe).onlyWith(shellWords...),
-	findRule("pipe to shell", CodeDangerousOperation, `wget\b.*\|\s*(sh|bash|zsh|fish)\b`, findToolPipe("wget"), []string{"wget", "|"}, guidePipe).onlyWith(shellWords...),
+	keywordRule("privilege escalation", CodeDangerous, []string{"sudo", "su", "doas"}, guidePriv),
+	wordRule("system modification", CodeDangerous, `\bchmod\b.*777`, []string{"chmod"}, []string{"777"}, guideSys),
+	wordRule("system modification", CodeDangerous, `\bchown\b.*root`, []string{"chown"}, []string{"root"}, guideSys),
+	findRule("pipe to shell", CodeDangerous, `curl\b.*\|\s*(sh|bash|zsh|fish)\b`, findToolPipe("curl"), []string{"curl", "|"}, guidePipe).onlyWith(shellWords...),
+	findRule("pipe to shell", CodeDangerous, `wget\b.*\|\s*(sh|bash|zsh|fish)\b`, findToolPipe("wget"), []string{"wget", "|"}, guidePipe).onlyWith(shellWords...),
 	// the documented pattern (docs/safety.md): \|\s*(sh|bash|zsh|fish)\s*$; added: anywhere, with a path.
-	findRule("pipe to shell", CodeDangerousOperation,
+	findRule("pipe to shell", CodeDangerous,
 		`\|\s*(sh|bash|zsh|fish)\s*$`+
 			`|(?:^|[^|])\|\s*(?:\S*/)?(?:sh|bash|zsh|fish|dash|ksh)\b`,
 		findPipeToShell, []string{"|"}, guidePipe).onlyWith(shellWords...),
-	keywordRule("network tool", CodeDangerousOperation,
+	keywordRule("network tool", CodeDangerous,
 		[]string{"nc", "ncat", "netcat", "telnet", "ftp", "ssh", "scp", "rsync"}, guideNet),
-	findRule("process control", CodeDangerousOperation, `\bkill\s+-9`,
+	findRule("process control", CodeDangerous, `\bkill\s+-9`,
 		findWordThen("kill", func(r string) int { return prefixLen(r, "-9") }), nil, guideProc).onlyWith("kill"),
-	keywordRule("process control", CodeDangerousOperation,
+	keywordRule("process control", CodeDangerous,
 		[]string{"killall", "pkill", "shutdown", "reboot", "halt"}, guideProc),
-	findRule("system control", CodeDangerousOperation, `\binit\s+[06]\b`,
+	findRule("system control", CodeDangerous, `\binit\s+[06]\b`,
 		findWordThen("init", func(r string) int {
 			if r != "" && (r[0] == '0' || r[0] == '6') && (len(r) == 1 || !isWordByte(r[1])) {
 				return 1
 			}
 			return -1
 		}), nil, guideProc).onlyWith("init"),
-	keywordRule("filesystem manipulation", CodeDangerousOperation,
+	keywordRule("filesystem manipulation", CodeDangerous,
 		[]string{"mount", "umount", "fdisk", "mkfs", "fsck"}, guideSys),
-	rule("command substitution", CodeDangerousOperation, "`[^`]+`", 0, []string{"`"}, guideSubst),
-	rule("command substitution", CodeDangerousOperation, `\$\([^)]+\)`, 0, []string{"$("}, guideSubst),
-	keywordRule("remote code execution (eval)", CodeDangerousOperation, []string{"eval"}, guideSubst),
-	rule("fork bomb", CodeDangerousOperation, `:\(\)`, 0, []string{":()"}, guideResource),
-	rule("fork bomb", CodeDangerousOperation, `fork\(\)`, 0, []string{"fork()"}, guideResource),
-	findRule("resource exhaustion", CodeDangerousOperation, `\bwhile\s+true\b`,
+	rule("command substitution", CodeDangerous, "`[^`]+`", 0, []string{"`"}, guideSubst),
+	rule("command substitution", CodeDangerous, `\$\([^)]+\)`, 0, []string{"$("}, guideSubst),
+	keywordRule("remote code execution (eval)", CodeDangerous, []string{"eval"}, guideSubst),
+	rule("fork bomb", CodeDangerous, `:\(\)`, 0, []string{":()"}, guideResource),
+	rule("fork bomb", CodeDangerous, `fork\(\)`, 0, []string{"fork()"}, guideResource),
+	findRule("resource exhaustion", CodeDangerous, `\bwhile\s+true\b`,
 		findWordThen("while", func(r string) int { return wordPrefixLen(r, "true") }), nil, guideResource).onlyWith("while"),
-	wordRule("resource exhaustion", CodeDangerousOperation, `\byes\b.*>\s*/dev/null`, []string{"yes"}, []string{"/dev/null"}, guideResource),
-	keywordRule("network tampering", CodeDangerousOperation, []string{"iptables"}, guideSys),
-	wordRule("network tampering", CodeDangerousOperation, `\bifconfig\b.*\bdown\b`, []string{"ifconfig"}, nil, guideSys),
-	rule("system file write", CodeDangerousOperation,
+	wordRule("resource exhaustion", CodeDangerous, `\byes\b.*>\s*/dev/null`, []string{"yes"}, []string{"/dev/null"}, guideResource),
+	keywordRule("network tampering", CodeDangerous, []string{"iptables"}, guideSys),
+	wordRule("network tampering", CodeDangerous, `\bifconfig\b.*\bdown\b`, []string{"ifconfig"}, nil, guideSys),
+	rule("system file write", CodeDangerous,
 		`>>?\s*/etc/|\bcat\b.*>\s*/etc/|\becho\b.*>\s*/etc/`, 0, []string{">", "/etc/"}, guideSys),
-	wordRule("system file write", CodeDangerousOperation, // added
+	wordRule("system file write", CodeDangerous, // added
 		`\btee\b(?:\s+-\S+)*\s+/etc/`, []string{"tee"}, []string{"/etc/"}, guideSys),
-	findRule("obfuscation", CodeDangerousOperation, `[a-z]""[a-z]`, findSplitWord(`""`), nil, guideObfusc),
-	findRule("obfuscation", CodeDangerousOperation, `[a-z]''[a-z]`, findSplitWord(`''`), nil, guideObfusc),
-	wordRule("traversal in copy", CodeDangerousOperation, `\b(cp|mv|ln)\b.*\.\./`, []string{"cp", "mv", "ln"}, []string{"../"}, guideParent),
-	findRule("symlink creation", CodeDangerousOperation,
+	findRule("obfuscation", CodeDangerous, `[a-z]""[a-z]`, findSplitWord(`""`), nil, guideObfusc),
+	findRule("obfuscation", CodeDangerous, `[a-z]''[a-z]`, findSplitWord(`''`), nil, guideObfusc),
+	wordRule("traversal in copy", CodeDangerous, `\b(cp|mv|ln)\b.*\.\./`, []string{"cp", "mv", "ln"}, []string{"../"}, guideParent),
+	findRule("symlink creation", CodeDangerous,
 		`\bln\s+-s|\bln\s+(?:-[a-z]*s[a-z]*|--symbolic)\b`, // added: -fs, --symbolic
 		findWordThen("ln", symlinkFlagLen), nil, guideSymlink).onlyWith("ln"),
 
-	keywordRule("directory change", CodeUnsafeCommand, []string{"cd", "pushd", "popd"}, guideCd),
-	rule("environment manipulation", CodeUnsafeCommand, `export\s+(path|home|pwd)=`, 0, []string{"export"}, guideEnv),
-	rule("home directory reference", CodeUnsafeCommand, `~/`, 0, []string{"~/"}, guideHome),
-	rule("home directory reference", CodeUnsafeCommand, `\$home`, 0, []string{"$home"}, guideHome),
-	rule("home directory reference", CodeUnsafeCommand, `\$\{home\}`, 0, []string{"${home}"}, guideHome),
-	findRule("parent directory traversal", CodeUnsafeCommand,
+	keywordRule("directory change", CodeUnsafe, []string{"cd", "pushd", "popd"}, guideCd),
+	rule("environment manipulation", CodeUnsafe, `export\s+(path|home|pwd)=`, 0, []string{"export"}, guideEnv),
+	rule("home directory reference", CodeUnsafe, `~/`, 0, []string{"~/"}, guideHome),
+	rule("home directory reference", CodeUnsafe, `\$home`, 0, []string{"$home"}, guideHome),
+	rule("home directory reference", CodeUnsafe, `\$\{home\}`, 0, []string{"${home}"}, guideHome),
+	findRule("parent directory traversal", CodeUnsafe,
 		`\.\.[/\\]`+
 			`|(?:^|[\s=])\.\.(?:$|[\s;&|)])`, // added: a bare ".." argument
 		findParentRef, nil, guideParent),

@@ -1,8 +1,8 @@
-package agentbe
+package safety
 
 import "strings"
 
-// stripHeredocs returns s without the bodies and terminator lines of its
+// StripHeredocs returns s without the bodies and terminator lines of its
 // here-documents (<<EOF, <<-EOF, <<'EOF', <<"EOF", several per line); the
 // line holding "<<" stays. Two kinds of body are kept because the shell
 // runs them: the body of a heredoc whose delimiter is unquoted when it
@@ -15,7 +15,7 @@ import "strings"
 // s unchanged, on anything it does not model exactly: backticks, "$[",
 // complex "${…}", heredocs inside "$(…)", unbalanced quotes, a heredoc
 // without its terminator line. Giving up only makes the check stricter.
-func stripHeredocs(s string) string {
+func StripHeredocs(s string) string {
 	if !strings.Contains(s, "<<") {
 		return s
 	}
@@ -32,7 +32,7 @@ type heredoc struct {
 	lineStart int  // start of the line holding the operator
 }
 
-// lexHeredocs does the work of stripHeredocs; ok is false when it gives up.
+// lexHeredocs does the work of StripHeredocs; ok is false when it gives up.
 func lexHeredocs(s string) (out string, ok bool) {
 	var b strings.Builder
 	copied := 0    // s[:copied] has been decided (written to b or dropped)

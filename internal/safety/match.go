@@ -1,4 +1,4 @@
-package agentbe
+package safety
 
 import "strings"
 
