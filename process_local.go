@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/outring"
 	"github.com/agentbe/agent-backend/internal/procs"
 	"github.com/agentbe/agent-backend/internal/pty"
 	"github.com/agentbe/agent-backend/internal/sandbox"
@@ -137,7 +138,7 @@ type localProc struct {
 	sc     *sandbox.Cmd
 	stdin  *os.File // pipe write end, or the pty master
 	master *os.File // the pty master in TTY mode
-	ring   *outputRing
+	ring   *outring.Ring
 	done   chan struct{}
 	wmu    chan struct{} // one writer at a time
 
@@ -318,12 +319,12 @@ var setsidBinary = sync.OnceValue(func() string {
 // ringWriter feeds one stream of a process into its ring (os/exec copies
 // the pipe into it).
 type ringWriter struct {
-	r *outputRing
+	r *outring.Ring
 	s Stream
 }
 
 func (w ringWriter) Write(b []byte) (int, error) {
-	w.r.add(w.s, b)
+	w.r.Add(string(w.s), b)
 	return len(b), nil
 }
 
@@ -339,7 +340,7 @@ func (l *Local) reap(p *localProc) {
 			buf := make([]byte, 32<<10)
 			for {
 				n, err := p.master.Read(buf)
-				p.ring.add(StreamPTY, buf[:n])
+				p.ring.Add(string(StreamPTY), buf[:n])
 				if err != nil {
 					return
 				}
@@ -371,7 +372,7 @@ func (l *Local) reap(p *localProc) {
 	if outDone != nil {
 		<-outDone
 	}
-	p.ring.close()
+	p.ring.Close()
 	untrack()
 	p.sc.Done()
 	p.release()
@@ -497,7 +498,18 @@ func (p *localProc) signal(_ context.Context, sig Signal) error {
 }
 
 func (p *localProc) output(ctx context.Context, since uint64, follow bool, fn func(OutputEntry) error) error {
-	return p.ring.read(ctx, since, follow, fn)
+	return p.ring.Read(ctx, since, follow, func(e outring.Entry) error {
+		return fn(OutputEntry{Seq: e.Seq, Stream: Stream(e.Stream), Time: e.Time, Data: e.Data, Dropped: e.Dropped})
+	})
+}
+
+// newOutputRing returns a process's output ring of max bytes (0: the
+// default).
+func newOutputRing(max int) *outring.Ring {
+	if max <= 0 {
+		max = DefaultProcessOutputBytes
+	}
+	return outring.New(max)
 }
 
 func (p *localProc) resize(_ context.Context, cols, rows int) error {

@@ -1,4 +1,9 @@
-package agentbe
+// Package outring keeps the latest output of a background process: entries
+// numbered from 1 across its streams, at most a byte budget of data, the
+// oldest dropped first. A reader re-attaches from any sequence number,
+// learns how many entries it missed (Dropped), and may follow new ones
+// until the output ends.
+package outring
 
 import (
 	"context"
@@ -6,11 +11,20 @@ import (
 	"time"
 )
 
-// outputRing keeps the latest output of a process, at most max bytes of
-// data; entries are numbered from 1 and the oldest are dropped first.
-type outputRing struct {
+// Entry is a piece of output (agentbe.OutputEntry).
+type Entry struct {
+	Seq     uint64
+	Stream  string
+	Time    time.Time
+	Data    []byte
+	Dropped uint64 // entries before this one the reader missed
+}
+
+// Ring keeps the latest output of a process, at most max bytes of data;
+// entries are numbered from 1 and the oldest are dropped first.
+type Ring struct {
 	mu      sync.Mutex
-	entries []OutputEntry // kept, oldest first; entries[0].Seq == first
+	entries []Entry // kept, oldest first; entries[0].Seq == first
 	bytes   int
 	max     int
 	next    uint64        // the sequence of the next entry
@@ -18,22 +32,20 @@ type outputRing struct {
 	changed chan struct{} // closed (and replaced) whenever entries or closed change
 }
 
-func newOutputRing(max int) *outputRing {
-	if max <= 0 {
-		max = DefaultProcessOutputBytes
-	}
-	return &outputRing{max: max, next: 1, changed: make(chan struct{})}
+// New returns an empty ring keeping at most max bytes (max > 0).
+func New(max int) *Ring {
+	return &Ring{max: max, next: 1, changed: make(chan struct{})}
 }
 
-// add appends a copy of data as one entry (cut to the ring's size).
-func (r *outputRing) add(s Stream, data []byte) {
+// Add appends a copy of data as one entry (cut to the ring's size).
+func (r *Ring) Add(s string, data []byte) {
 	if len(data) == 0 {
 		return
 	}
 	if len(data) > r.max {
 		data = data[len(data)-r.max:]
 	}
-	e := OutputEntry{Stream: s, Time: time.Now(), Data: append([]byte(nil), data...)}
+	e := Entry{Stream: s, Time: time.Now(), Data: append([]byte(nil), data...)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -46,21 +58,21 @@ func (r *outputRing) add(s Stream, data []byte) {
 	drop := 0
 	for r.bytes > r.max {
 		r.bytes -= len(r.entries[drop].Data)
-		r.entries[drop] = OutputEntry{}
+		r.entries[drop] = Entry{}
 		drop++
 	}
 	if drop > 0 {
 		r.entries = r.entries[drop:]
 		if cap(r.entries) > 4*len(r.entries)+64 {
-			r.entries = append([]OutputEntry(nil), r.entries...)
+			r.entries = append([]Entry(nil), r.entries...)
 		}
 	}
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
 
-// close marks the end of the output.
-func (r *outputRing) close() {
+// Close marks the end of the output.
+func (r *Ring) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.closed {
@@ -73,10 +85,10 @@ func (r *outputRing) close() {
 // after returns the kept entries after sequence since, the first one's
 // Dropped set, whether the output has ended, and a channel closed at the
 // next change.
-func (r *outputRing) after(since uint64) ([]OutputEntry, bool, <-chan struct{}) {
+func (r *Ring) after(since uint64) ([]Entry, bool, <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []OutputEntry
+	var out []Entry
 	first := r.next
 	if len(r.entries) > 0 {
 		first = r.entries[0].Seq
@@ -94,9 +106,9 @@ func (r *outputRing) after(since uint64) ([]OutputEntry, bool, <-chan struct{}) 
 	return out, r.closed, r.changed
 }
 
-// read delivers the entries after since to fn; with follow, it waits for
+// Read delivers the entries after since to fn; with follow, it waits for
 // more until the output has ended and all of it was delivered.
-func (r *outputRing) read(ctx context.Context, since uint64, follow bool, fn func(OutputEntry) error) error {
+func (r *Ring) Read(ctx context.Context, since uint64, follow bool, fn func(Entry) error) error {
 	for {
 		es, closed, changed := r.after(since)
 		for _, e := range es {
