@@ -140,7 +140,7 @@ func policyKey(p SafetyPolicy) string {
 //
 // Besides the patterns of the safety list, a few added ones close its
 // obvious gaps (rm -fr, ln -sf, tee /etc/…, "| /bin/sh", a bare ".."
-// argument, a redirect onto a block device); see internal/safety.
+// argument, a redirect onto a block device); docs/safety.md lists them all.
 func CheckCommand(command string, p SafetyPolicy) error {
 	if len(p.Allowed) == 0 && len(p.Blocked) == 0 {
 		if p.Confined {
