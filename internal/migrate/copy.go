@@ -49,7 +49,7 @@ type tenantCopy struct {
 	// names are the source's entries by directory.
 	names map[string]map[string]fs.FileInfo
 	mu    sync.Mutex // guards what the file goroutines change below and in res
-	// skipped are the entries not copied (see Result.Unmovable).
+	// skipped are the entries not copied (see agentbe.TenantResult.Unmovable).
 	skipped map[string]bool
 	checked []journalRecord
 	files   int
