@@ -30,8 +30,8 @@ import (
 // reaped before its Wait, which then fails.
 
 var (
-	reaping  atomic.Bool
-	reaped   atomic.Uint64
+	reaping    atomic.Bool
+	reaped     atomic.Uint64
 	childrenMu sync.Mutex
 	// children maps the PID of each child Start started, until it is
 	// waited for, to its start time.
