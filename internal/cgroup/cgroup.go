@@ -87,23 +87,12 @@ const (
 	HitProcesses = "processes"
 )
 
-// cpuPeriod is the CFS period of a quota of cores, in microseconds: 10 ms,
-// a tenth of the kernel's default, or 100 ms below 0.1 cores (the kernel
-// wants a quota of at least 1 ms). A group with a quota runs unthrottled
-// until its quota is spent and then not at all until the period ends; with
-// several busy threads it takes every core for the first part of each
-// period. Another tenant's short command that falls into that part runs
-// at a fraction of its speed, so the shorter the period, the closer the
-// worst case of that command comes to the average (see docs/limits.md).
-func cpuPeriod(cores float64) int64 {
-	if cores < 0.1 {
-		return 100000
-	}
-	return 10000
-}
+// cpuPeriod is the CFS period of every quota, in microseconds (the
+// kernel's default).
+const cpuPeriod = 100000
 
-// cpuQuota is the quota of cores per cpuPeriod(cores).
-func cpuQuota(cores float64) int64 { return int64(cores*float64(cpuPeriod(cores)) + 0.5) }
+// cpuQuota is the quota of l.CPU cores per cpuPeriod.
+func cpuQuota(cores float64) int64 { return int64(cores*cpuPeriod + 0.5) }
 
 // validName reports whether name is usable as a group name: 1 to 64 of
 // [A-Za-z0-9._-], not starting with a dot or "cmd-" (the names of

@@ -243,9 +243,9 @@ func writeLimits(v2 bool, dirs []string, l Limits) error {
 			err = writeFile(filepath.Join(d, "pids.max"), strconv.Itoa(l.Pids))
 		case CPU:
 			if v2 {
-				err = writeFile(filepath.Join(d, "cpu.max"), fmt.Sprintf("%d %d", cpuQuota(l.CPU), cpuPeriod(l.CPU)))
+				err = writeFile(filepath.Join(d, "cpu.max"), fmt.Sprintf("%d %d", cpuQuota(l.CPU), cpuPeriod))
 			} else {
-				err = writeFile(filepath.Join(d, "cpu.cfs_period_us"), strconv.FormatInt(cpuPeriod(l.CPU), 10))
+				err = writeFile(filepath.Join(d, "cpu.cfs_period_us"), strconv.Itoa(cpuPeriod))
 				if err == nil {
 					err = writeFile(filepath.Join(d, "cpu.cfs_quota_us"), strconv.FormatInt(cpuQuota(l.CPU), 10))
 				}
