@@ -282,7 +282,16 @@ func TestWatchSandboxedCommand(t *testing.T) {
 	s, err := l.Scope("job", agentbe.ScopeOptions{})
 	must(t, err)
 	w := watchOf(t, s, ".", agentbe.WatchOptions{})
-	_, err = s.Exec(ctx, "mkdir -p out && echo built > out/result.txt && mv out/result.txt out/final.txt", agentbe.ExecOptions{})
+	// The directory first, and its event awaited: a directory made and
+	// filled at once is watched only once the feed has seen it, and what
+	// happened in it before then is reported by a scan (created
+	// out/final.txt), not as the rename.
+	_, err = s.Exec(ctx, "mkdir -p out", agentbe.ExecOptions{})
+	must(t, err)
+	until(t, w, "the directory", func(ev agentbe.ChangeEvent) bool {
+		return ev.Kind == agentbe.ChangeCreated && ev.Path == "out"
+	})
+	_, err = s.Exec(ctx, "echo built > out/result.txt && mv out/result.txt out/final.txt", agentbe.ExecOptions{})
 	must(t, err)
 	until(t, w, "sandboxed command", func(ev agentbe.ChangeEvent) bool {
 		return ev.Kind == agentbe.ChangeRenamed && ev.OldPath == "out/result.txt" && ev.Path == "out/final.txt"

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"net/http"
 	"sort"
 	"strconv"
@@ -98,10 +99,11 @@ type procSpaces struct {
 
 // procSpace is one key's processes and its limits.
 type procSpace struct {
-	mu     sync.Mutex
-	next   uint64
-	procs  map[string]*procEntry
-	limits ProcessLimits
+	mu      sync.Mutex
+	next    uint64
+	procs   map[string]*procEntry
+	limits  ProcessLimits
+	pending int // slots held by starts and runs not (yet) in procs
 }
 
 // procEntry is a process as /v1/processes shows it.
@@ -326,34 +328,12 @@ func (h *Handler) procStart(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, maxProcessBody, &q) {
 		return
 	}
-	if p := q.check(); p != nil {
-		writeProblem(w, p)
-		return
-	}
-	b, pr, release, ok := h.runner(w, r)
+	_, pr, sp, done, ok := h.procSlot(w, r, &q, false)
 	if !ok {
 		return
 	}
-	defer release()
-	sp := h.space(r, b)
-	sp.mu.Lock()
-	limits := sp.limits
-	running := 0
-	for _, e := range sp.procs {
-		if e.running(r.Context()) {
-			running++
-		}
-	}
-	sp.mu.Unlock()
-	if m := h.cfg.Processes.MaxConcurrent; m != nil {
-		if n := m(r); n > 0 && n < limits.MaxConcurrentProcesses {
-			limits.MaxConcurrentProcesses = n
-		}
-	}
-	if running >= limits.MaxConcurrentProcesses {
-		writeProblem(w, conflict("max concurrent process limit reached ("+strconv.Itoa(limits.MaxConcurrentProcesses)+")"))
-		return
-	}
+	defer done()
+	limits := sp.currentLimits()
 	args := q.Args
 	if args == nil {
 		args = []string{}
@@ -375,6 +355,63 @@ func (h *Handler) procStart(w http.ResponseWriter, r *http.Request) {
 	sp.trimLocked(r.Context(), pr)
 	sp.mu.Unlock()
 	writeJSON(w, http.StatusOK, e.info(r.Context()))
+}
+
+// procSlot is the start of POST /v1/processes and /v1/processes/run: it
+// checks q, finds the request's runner and process space, and holds one
+// of the space's concurrent-process slots until done is called (a started
+// process is counted twice for a moment rather than not at all). A start
+// is refused (409) at the space's concurrency limit or the request's
+// tenant's lower cap; a run, which sandbox-agent does not count, only at
+// the tenant's cap, so that no tenant runs more at once than its cap by
+// running rather than starting.
+func (h *Handler) procSlot(w http.ResponseWriter, r *http.Request, q *startRequest, run bool) (b agentbe.Backend, pr agentbe.ProcessRunner, sp *procSpace, done func(), ok bool) {
+	if p := q.check(); p != nil {
+		writeProblem(w, p)
+		return nil, nil, nil, nil, false
+	}
+	b, pr, release, ok := h.runner(w, r)
+	if !ok {
+		return nil, nil, nil, nil, false
+	}
+	sp = h.space(r, b)
+	limit := sp.currentLimits().MaxConcurrentProcesses
+	if run {
+		limit = math.MaxInt
+	}
+	if m := h.cfg.Processes.MaxConcurrent; m != nil {
+		if n := m(r); n > 0 && n < limit {
+			limit = n
+		}
+	}
+	sp.mu.Lock()
+	running := sp.pending
+	for _, e := range sp.procs {
+		if e.running(r.Context()) {
+			running++
+		}
+	}
+	if running >= limit {
+		sp.mu.Unlock()
+		release()
+		writeProblem(w, conflict("max concurrent process limit reached ("+strconv.Itoa(limit)+")"))
+		return nil, nil, nil, nil, false
+	}
+	sp.pending++
+	sp.mu.Unlock()
+	return b, pr, sp, func() {
+		sp.mu.Lock()
+		sp.pending--
+		sp.mu.Unlock()
+		release()
+	}, true
+}
+
+// currentLimits is the space's limits.
+func (sp *procSpace) currentLimits() ProcessLimits {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.limits
 }
 
 // trimLocked forgets the oldest exited processes beyond the space's
@@ -745,19 +782,12 @@ func (h *Handler) procRun(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, maxProcessBody, &q) {
 		return
 	}
-	if p := q.check(); p != nil {
-		writeProblem(w, p)
-		return
-	}
-	b, _, release, ok := h.runner(w, r)
+	b, _, sp, done, ok := h.procSlot(w, r, &q.startRequest, true)
 	if !ok {
 		return
 	}
-	defer release()
-	sp := h.space(r, b)
-	sp.mu.Lock()
-	limits := sp.limits
-	sp.mu.Unlock()
+	defer done()
+	limits := sp.currentLimits()
 	timeout := time.Duration(limits.DefaultRunTimeoutMs) * time.Millisecond
 	if q.TimeoutMs != nil && *q.TimeoutMs > 0 {
 		timeout = time.Duration(min(*q.TimeoutMs, limits.MaxRunTimeoutMs)) * time.Millisecond

@@ -89,7 +89,7 @@ func (s *Server) newMCPServer(r *http.Request) (*mcp.Server, func(), error) {
 		return nil, nil, scopeError(err)
 	}
 	opts := s.mcpOptionsFor(r.Context())
-	opts.TaskOwner = s.mcpTaskOwner(r)
+	opts.TaskOwner = s.mcpTaskOwner(p, r.Header.Get("X-Scope-Path"))
 	return agentbe.NewMCPServerWith(b, opts), release, nil
 }
 
@@ -112,10 +112,9 @@ func (s *Server) mcpOptionsFor(ctx context.Context) agentbe.MCPServerOptions {
 // principal (the tenant, or the operator) and scope (normalized, "" for
 // the whole workspace), so that a client can neither see nor cancel
 // another tenant's or another scope's tasks. The request has passed
-// requestBackend, so its principal and scope are valid.
-func (s *Server) mcpTaskOwner(r *http.Request) string {
-	p, _ := s.requestPrincipal(r)
-	scope, _ := s.narrowScope(p, r.Header.Get("X-Scope-Path"))
+// requestBackend, so its principal p and its X-Scope-Path are valid.
+func (s *Server) mcpTaskOwner(p principal, scopeHeader string) string {
+	scope, _ := s.narrowScope(p, scopeHeader)
 	if p.tenant != nil {
 		return "tenant\x00" + p.tenant.name + "\x00" + scope
 	}

@@ -175,7 +175,7 @@ func checkSSHDListen(ctx context.Context, sshd string, args []string, host strin
 	cmd.Env = sshdEnv
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := procs.Output(cmd)
 	if err != nil {
 		return fmt.Errorf("daemon: sshd -T: %v: %s", err, firstLine(stderr.String()))
 	}
@@ -289,7 +289,8 @@ func setupSSHUsers(ctx context.Context, c SSHDConfig) error {
 			return fmt.Errorf("daemon: invalid SSH user entry for %q", u.Name)
 		}
 		if _, err := user.Lookup(u.Name); err != nil {
-			if out, err := exec.CommandContext(ctx, "useradd", "-m", "-s", "/bin/bash", "--", u.Name).CombinedOutput(); err != nil {
+			add := exec.CommandContext(ctx, "useradd", "-m", "-s", "/bin/bash", "--", u.Name)
+			if out, err := procs.CombinedOutput(add); err != nil {
 				return fmt.Errorf("daemon: useradd %s: %v: %s", u.Name, err, strings.TrimSpace(string(out)))
 			}
 		}
@@ -297,7 +298,7 @@ func setupSSHUsers(ctx context.Context, c SSHDConfig) error {
 	}
 	cmd := exec.CommandContext(ctx, "chpasswd")
 	cmd.Stdin = strings.NewReader(pw.String())
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := procs.CombinedOutput(cmd); err != nil {
 		return fmt.Errorf("daemon: chpasswd: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return installKeys(c)

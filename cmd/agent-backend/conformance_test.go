@@ -50,7 +50,7 @@ var need = testenv.Require
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // cliBinary returns the agent-backend binary to test.
-func cliBinary(t *testing.T) string {
+func cliBinary(t testing.TB) string {
 	t.Helper()
 	if bin := os.Getenv("AGENTBE_BIN"); bin != "" {
 		return bin

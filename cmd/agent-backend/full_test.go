@@ -70,7 +70,7 @@ func startDaemonBinary(t *testing.T, bin string, extra ...string) (*daemonProc, 
 
 // waitHealth polls /health of the daemon on 127.0.0.1:port until it
 // answers 200 and returns the time since start; after 20 s it fails t.
-func waitHealth(t *testing.T, port int, start time.Time) time.Duration {
+func waitHealth(t testing.TB, port int, start time.Time) time.Duration {
 	t.Helper()
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/health"
 	for {

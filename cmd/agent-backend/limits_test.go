@@ -18,7 +18,7 @@ import (
 
 // requireLimits skips (fails under CI) unless bwrap and writable cgroups
 // are here.
-func requireLimits(t *testing.T) {
+func requireLimits(t testing.TB) {
 	t.Helper()
 	_, err := exec.LookPath("bwrap")
 	testenv.Require(t, err == nil, "bwrap")

@@ -32,6 +32,16 @@ func main() {
 	// token descriptor of hideSecrets is still readable: close-on-exec only
 	// closes it in children.
 	procs.CloseInheritedOnExec()
+	// The daemon reaps the orphans its sandboxes leave (see
+	// procs.ReapOrphans), before it starts its first command. Only here,
+	// in the process's own main: tests that call run start children of
+	// their own, which a reaper could take from them.
+	if len(os.Args) > 1 && os.Args[1] == "daemon" {
+		if err := procs.ReapOrphans(); err != nil {
+			fmt.Fprintf(os.Stderr, "agent-backend daemon: %v\n", err)
+			os.Exit(1)
+		}
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -46,7 +46,7 @@ func tenantsFileJSON(aliceLimits string, withBob bool) string {
 
 // tenantClient talks to a daemon binary as one principal.
 type tenantClient struct {
-	t    *testing.T
+	t    testing.TB
 	port int
 	tok  string
 }
@@ -412,7 +412,7 @@ func (d *tenantsDaemon) stderrSoFar() string {
 
 // startTenantsDaemon runs `agent-backend daemon` on root with bwrap
 // isolation, no operator token and extra flags, and waits for /health.
-func startTenantsDaemon(t *testing.T, bin, root string, extra ...string) *tenantsDaemon {
+func startTenantsDaemon(t testing.TB, bin, root string, extra ...string) *tenantsDaemon {
 	t.Helper()
 	d := &tenantsDaemon{port: freePort(t)}
 	args := append([]string{"daemon", "--rootDir", root, "--host", "127.0.0.1", "--port", strconv.Itoa(d.port),

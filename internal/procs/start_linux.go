@@ -51,7 +51,12 @@ var (
 func spawner() {
 	runtime.LockOSThread()
 	for r := range spawnReqs {
-		r.done <- r.cmd.Start()
+		r.done <- startRecorded(func() (int, error) {
+			if err := r.cmd.Start(); err != nil {
+				return 0, err
+			}
+			return r.cmd.Process.Pid, nil
+		})
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/procs"
 )
 
 // NewBwrap returns the bwrap sandbox once bwrap is usable here: installed,
@@ -122,7 +124,7 @@ func probeBwrapLayout(l bwrapLayout) (bwrapLayout, error) {
 		dropStage()
 		return l, fmt.Errorf("probe: %w", err)
 	}
-	out, err := c.Cmd.CombinedOutput()
+	out, err := procs.CombinedOutput(c.Cmd)
 	c.Done()
 	if err != nil {
 		dropStage()

@@ -1,0 +1,201 @@
+package procs
+
+import (
+	"bytes"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Orphans. A bwrap sandbox's init outlives bwrap for a moment (bwrap exits
+// as soon as the init reports the command's status, without waiting for
+// it), so every sandboxed command leaves a zombie that the kernel hands to
+// the nearest child subreaper, or to PID 1. Until someone reaps it, it
+// still counts against its cgroup's pids limit; where the daemon is PID 1
+// (a container without an init) nobody ever does. Commands that leave their
+// process group (setsid, double fork) are orphaned the same way.
+//
+// ReapOrphans makes this process the subreaper of everything it starts and
+// reaps each child it did not start itself. It tells the two apart by the
+// children Start records, each by PID and start time (a PID alone could
+// name a later process); every other child is an orphan. So in a process
+// that calls it, every child must be started through Start (Run, Output
+// and CombinedOutput included): one started by plain cmd.Start could be
+// reaped before its Wait, which then fails.
+
+var (
+	reaping    atomic.Bool
+	reaped     atomic.Uint64
+	childrenMu sync.Mutex
+	// children maps the PID of each child Start started, until it is
+	// waited for, to its start time.
+	children = map[int]uint64{}
+)
+
+// reapInterval bounds how long an orphan can stay a zombie should its
+// SIGCHLD be missed (signals of one kind coalesce while pending).
+const reapInterval = 10 * time.Second
+
+// ReapOrphans makes this process a child subreaper (unless it is PID 1,
+// which already is one) and starts reaping orphans, for the life of the
+// process. Only the main of the daemon calls it, never a library: see the
+// comment above for why every child must then come from Start.
+func ReapOrphans() error {
+	if os.Getpid() != 1 {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return os.NewSyscallError("prctl(PR_SET_CHILD_SUBREAPER)", err)
+		}
+	}
+	if reaping.Swap(true) {
+		return nil
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGCHLD)
+	go func() {
+		tick := time.NewTicker(reapInterval)
+		for {
+			reapOnce()
+			select {
+			case <-sig:
+			case <-tick.C:
+			}
+		}
+	}()
+	return nil
+}
+
+// ReapedOrphans is how many orphans ReapOrphans has reaped so far.
+func ReapedOrphans() uint64 { return reaped.Load() }
+
+// startRecorded starts cmd and, while this process reaps orphans, records
+// it as a child of its own before the reaper can look at it.
+func startRecorded(start func() (int, error)) error {
+	if !reaping.Load() {
+		_, err := start()
+		return err
+	}
+	childrenMu.Lock()
+	defer childrenMu.Unlock()
+	pid, err := start()
+	if err == nil {
+		if st, ok := readProcStat(pid); ok {
+			children[pid] = st.start
+		}
+	}
+	return err
+}
+
+// reapOnce reaps every zombie child that Start did not start, and forgets
+// the recorded children that are gone.
+func reapOnce() {
+	childrenMu.Lock()
+	defer childrenMu.Unlock()
+	self := os.Getpid()
+	live := make(map[int]bool, len(children))
+	for _, pid := range childPIDs(self) {
+		st, ok := readProcStat(pid)
+		if !ok || st.ppid != self {
+			continue
+		}
+		if start, ours := children[pid]; ours && start == st.start {
+			live[pid] = true
+			continue
+		}
+		if st.state != 'Z' {
+			continue
+		}
+		var ws unix.WaitStatus
+		if got, _ := unix.Wait4(pid, &ws, unix.WNOHANG, nil); got == pid {
+			reaped.Add(1)
+		}
+	}
+	for pid := range children {
+		if !live[pid] {
+			delete(children, pid)
+		}
+	}
+}
+
+// childPIDs lists the children of this process: those of each of its
+// threads, or, on a kernel without /proc/PID/task/TID/children, every
+// process whose parent it is.
+func childPIDs(self int) []int {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			return scanChildPIDs(self)
+		}
+		for _, f := range bytes.Fields(b) {
+			if pid, err := strconv.Atoi(string(f)); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// scanChildPIDs lists the processes whose parent is self, the slow way.
+func scanChildPIDs(self int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := readProcStat(pid); ok && st.ppid == self {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// procStat is what the reaper reads of /proc/PID/stat.
+type procStat struct {
+	state byte
+	ppid  int
+	start uint64 // clock ticks after boot
+}
+
+func readProcStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	return parseProcStat(b)
+}
+
+// parseProcStat parses a /proc/PID/stat line. The command name (field 2)
+// is in parentheses and may itself hold spaces and parentheses, so the
+// fields are counted from the last ')'.
+func parseProcStat(b []byte) (procStat, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := bytes.Fields(b[i+1:])
+	// f[0] is field 3 (state), f[1] field 4 (ppid), f[19] field 22 (starttime).
+	if len(f) < 20 || len(f[0]) != 1 {
+		return procStat{}, false
+	}
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	start, err2 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return procStat{}, false
+	}
+	return procStat{state: f[0][0], ppid: ppid, start: start}, true
+}
