@@ -3,7 +3,6 @@
 package daemon
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -82,50 +81,6 @@ func noSetIDEffect(t *testing.T, route, out string) {
 	if strings.Contains(out, "euid=") || strings.Contains(out, "egid=") || strings.Contains(out, "4242") || strings.Contains(out, "4243") {
 		t.Errorf("%s: the set-id bits took effect: %q", route, out)
 	}
-}
-
-// procLogs returns the decoded combined output of process id.
-func (d *testDaemon) procLogs(t *testing.T, tok, id string) string {
-	t.Helper()
-	st, _, body := d.call(t, "GET", "/v1/processes/"+id+"/logs", tok, "", nil)
-	if st != 200 {
-		t.Fatalf("logs of %s: %d %s", id, st, body)
-	}
-	var lr struct {
-		Entries []struct{ Data string }
-	}
-	must(t, json.Unmarshal([]byte(body), &lr))
-	var out strings.Builder
-	for _, e := range lr.Entries {
-		b, _ := base64.StdEncoding.DecodeString(e.Data)
-		out.Write(b)
-	}
-	return out.String()
-}
-
-// procWait polls process id of tok until it has exited.
-func (d *testDaemon) procWait(t *testing.T, tok, id string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		_, _, body := d.call(t, "GET", "/v1/processes/"+id, tok, "", nil)
-		if strings.Contains(body, `"status":"exited"`) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("process %s did not exit", id)
-}
-
-// procStart starts a process for tok and returns its id.
-func (d *testDaemon) procStart(t *testing.T, tok, body string) string {
-	t.Helper()
-	st, _, resp := d.call(t, "POST", "/v1/processes", tok, "", strings.NewReader(body))
-	var p struct{ ID string }
-	if st != 200 || json.Unmarshal([]byte(resp), &p) != nil || p.ID == "" {
-		t.Fatalf("start %s: %d %s", body, st, resp)
-	}
-	return p.ID
 }
 
 // TestTenantProcessSetID: a hostile tenant tries to make set-user-ID and

@@ -1,0 +1,138 @@
+package daemon
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/websocket"
+)
+
+// TestTenantForeignProcess: bob knows (guessed or leaked) the id of one
+// of alice's processes and tries every process route on it — get, logs
+// (plain and followed), input, stop, kill, delete, resize, the terminal
+// WebSocket — by its id and by variants of it, with and without an
+// X-Scope-Path of alice's scope; so does the operator with an
+// X-Scope-Path of alice's scope. Each gets 404 naming nothing of alice's
+// (or 403 for bob's forged scope), and alice's process runs on untouched:
+// no input reached it.
+func TestTenantForeignProcess(t *testing.T) {
+	d := startTenantDaemon(t, Config{DisableSSHWS: true}, `{}`)
+	const secret = "alice-secret-argument"
+	id := d.procStart(t, aliceTok, `{"command":"sh","args":["-c","echo `+secret+`; exec cat"],"tty":true,"interactive":true}`)
+	defer d.call(t, "POST", "/v1/processes/"+id+"/kill", aliceTok, "", nil)
+	for !strings.Contains(d.procLogs(t, aliceTok, id), secret) {
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	type attempt struct{ method, path, body string }
+	var attempts []attempt
+	for _, pid := range []string{id, url.PathEscape(id + "\x00"), id + "%2F", "..%2F" + id, strings.ToUpper(id), id + "0"} {
+		p := "/v1/processes/" + pid
+		attempts = append(attempts,
+			attempt{"GET", p, ""},
+			attempt{"GET", p + "/logs", ""},
+			attempt{"GET", p + "/logs?follow=true", ""},
+			attempt{"POST", p + "/input", `{"data":"bob was here\n"}`},
+			attempt{"POST", p + "/terminal/resize", `{"cols":10,"rows":5}`},
+			attempt{"POST", p + "/stop", ""},
+			attempt{"POST", p + "/kill", ""},
+			attempt{"DELETE", p, ""},
+			attempt{"GET", p + "/terminal/ws", ""},
+		)
+	}
+	check := func(who, tok, scope string, want int) {
+		t.Helper()
+		for _, a := range attempts {
+			body := strings.NewReader(a.body)
+			st, _, resp := d.call(t, a.method, a.path, tok, scope, body)
+			if st != want || strings.Contains(resp, secret) || strings.Contains(resp, `"running"`) || strings.Contains(resp, "alice") {
+				t.Errorf("%s %s %s: %d %s", who, a.method, a.path, st, resp)
+			}
+		}
+		st, _, resp := d.call(t, "GET", "/v1/processes", tok, scope, nil)
+		if strings.Contains(resp, secret) {
+			t.Errorf("%s lists alice's process: %d %s", who, st, resp)
+		}
+		cfg, err := websocket.NewConfig("ws"+strings.TrimPrefix(d.url, "http")+"/v1/processes/"+id+"/terminal/ws?access_token="+url.QueryEscape(tok), d.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if scope != "" {
+			cfg.Header = http.Header{"X-Scope-Path": {scope}}
+		}
+		if ws, err := websocket.DialConfig(cfg); err == nil {
+			ws.Close()
+			t.Errorf("%s attached to alice's terminal", who)
+		}
+	}
+	check("bob", bobTok, "", http.StatusNotFound)
+	check("bob in users/bob", bobTok, "users/bob", http.StatusNotFound)
+	check("bob naming alice's scope", bobTok, "users/alice", http.StatusForbidden)
+	check("the operator in alice's scope", "op", "users/alice", http.StatusNotFound)
+	check("the operator", "op", "", http.StatusNotFound)
+
+	st, _, resp := d.call(t, "GET", "/v1/processes/"+id, aliceTok, "", nil)
+	if st != 200 || !strings.Contains(resp, `"status":"running"`) {
+		t.Fatalf("alice's process after the attempts: %d %s", st, resp)
+	}
+	if out := d.procLogs(t, aliceTok, id); strings.Contains(out, "bob") {
+		t.Errorf("bob's input reached alice's process: %q", out)
+	}
+	// bob's own first process may take the same id: in his space, it is his.
+	bobs := d.procStart(t, bobTok, `{"command":"sleep","args":["30"]}`)
+	defer d.call(t, "POST", "/v1/processes/"+bobs+"/kill", bobTok, "", nil)
+	if st, _, resp := d.call(t, "GET", "/v1/processes/"+bobs, bobTok, "", nil); st != 200 || strings.Contains(resp, secret) || !strings.Contains(resp, "sleep") {
+		t.Errorf("bob's own %s: %d %s", bobs, st, resp)
+	}
+}
+
+// procLogs returns the decoded combined output of process id.
+func (d *testDaemon) procLogs(t *testing.T, tok, id string) string {
+	t.Helper()
+	st, _, body := d.call(t, "GET", "/v1/processes/"+id+"/logs", tok, "", nil)
+	if st != 200 {
+		t.Fatalf("logs of %s: %d %s", id, st, body)
+	}
+	var lr struct {
+		Entries []struct{ Data string }
+	}
+	if err := json.Unmarshal([]byte(body), &lr); err != nil {
+		t.Fatalf("logs of %s: %v", id, err)
+	}
+	var out strings.Builder
+	for _, e := range lr.Entries {
+		b, _ := base64.StdEncoding.DecodeString(e.Data)
+		out.Write(b)
+	}
+	return out.String()
+}
+
+// procWait polls process id of tok until it has exited.
+func (d *testDaemon) procWait(t *testing.T, tok, id string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		_, _, body := d.call(t, "GET", "/v1/processes/"+id, tok, "", nil)
+		if strings.Contains(body, `"status":"exited"`) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("process %s did not exit", id)
+}
+
+// procStart starts a process for tok and returns its id.
+func (d *testDaemon) procStart(t *testing.T, tok, body string) string {
+	t.Helper()
+	st, _, resp := d.call(t, "POST", "/v1/processes", tok, "", strings.NewReader(body))
+	var p struct{ ID string }
+	if st != 200 || json.Unmarshal([]byte(resp), &p) != nil || p.ID == "" {
+		t.Fatalf("start %s: %d %s", body, st, resp)
+	}
+	return p.ID
+}
