@@ -135,7 +135,7 @@ func observeRequests(pl *panicLog, m *serverMetrics, h http.Handler) http.Handle
 				if body != nil {
 					in = body.n
 				}
-				m.request(info.Route, status, dur, in, sw.bytes)
+				m.request(info.Route, info.tenantName(), status, dur, in, sw.bytes)
 			}
 			level := slog.LevelDebug
 			switch {
