@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,4 +138,55 @@ func (d *testDaemon) procStart(t *testing.T, tok, body string) string {
 		t.Fatalf("start %s: %d %s", body, st, resp)
 	}
 	return p.ID
+}
+
+// TestTenantProcessCwdEscape: alice names bob's scope as the working
+// directory of her processes — relative, absolute in the workspace, by
+// its host path, and through links she made in her scope pointing there —
+// on POST /v1/processes/run and POST /v1/processes, and reads bob's
+// canary by relative paths from there. Each is refused or stays in her
+// scope: bob's canary never appears.
+func TestTenantProcessCwdEscape(t *testing.T) {
+	d := startTenantDaemon(t, Config{DisableSSHWS: true}, `{}`)
+	root := d.RootDir()
+	canary := "BOB-CANARY-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	bobDir := filepath.Join(root, "users", "bob")
+	if err := os.MkdirAll(bobDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(bobDir, "secret.txt"), []byte(canary), 0o644)
+	if st, _, body := d.call(t, "PUT", "/v1/fs/file?path=mk.sh", aliceTok, "", strings.NewReader("ln -s ../bob bobdir; ln -s "+bobDir+" hostlink; ln -s / rootlink\n")); st != 200 {
+		t.Fatalf("upload: %d %s", st, body)
+	}
+	if st, _, body := d.call(t, "POST", "/v1/processes/run", aliceTok, "", strings.NewReader(`{"command":"sh","args":["mk.sh"]}`)); st != 200 {
+		t.Fatalf("links: %d %s", st, body)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "users/alice/bobdir")); err != nil {
+		t.Fatalf("alice's link was not made: %v", err)
+	}
+	for _, cwd := range []string{"../bob", "../../users/bob", "/users/bob", bobDir, "/tmp/agentbe-workspace/../bob", "bobdir", "hostlink",
+		"rootlink" + bobDir, ".."} {
+		// (A refusal may quote the cwd it was given, host path or not.)
+		leak := func(s string) bool {
+			return strings.Contains(s, canary) || strings.Contains(strings.ReplaceAll(s, cwd, ""), root)
+		}
+		q, _ := json.Marshal(map[string]any{"command": "sh", "args": []string{"-c", "cat secret.txt ../bob/secret.txt; pwd; ls"}, "cwd": cwd})
+		st, _, body := d.call(t, "POST", "/v1/processes/run", aliceTok, "", strings.NewReader(string(q)))
+		if leak(body) {
+			t.Errorf("run in %s: %d %s", cwd, st, body)
+		}
+		st, _, body = d.call(t, "POST", "/v1/processes", aliceTok, "", strings.NewReader(string(q)))
+		if leak(body) {
+			t.Errorf("start in %s: %d %s", cwd, st, body)
+		}
+		if st != 200 {
+			continue
+		}
+		var p struct{ ID string }
+		json.Unmarshal([]byte(body), &p)
+		d.procWait(t, aliceTok, p.ID)
+		if out := d.procLogs(t, aliceTok, p.ID); leak(out) {
+			t.Errorf("process in %s: %q", cwd, out)
+		}
+	}
 }
