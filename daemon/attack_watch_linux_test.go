@@ -186,9 +186,14 @@ func heapInUse() uint64 {
 // stream while many changes with long paths happen (far more bytes of
 // paths than the kernel's socket buffers hold) does not make the daemon
 // buffer them: its heap grows by a bounded amount, well below the bytes
-// of the changes, and another tenant is served meanwhile.
+// of the changes, and another tenant is served meanwhile. Once a write
+// has waited watchWriteTimeout, the stream ends and gives its slot back,
+// though the client never closed it.
 func TestWatchSlowReaderBounded(t *testing.T) {
+	defer func(old time.Duration) { watchWriteTimeout = old }(watchWriteTimeout)
+	watchWriteTimeout = time.Second
 	d := startTenantDaemon(t, Config{DisableSSHWS: true}, `{}`)
+	defer d.stop()
 	root := d.RootDir()
 	// A chain of long directory names, so that each event's path is
 	// about 3 KB.
@@ -230,6 +235,17 @@ func TestWatchSlowReaderBounded(t *testing.T) {
 	}
 	if grown > 24<<20 {
 		t.Errorf("the daemon's heap grew by %d MiB for a client that reads nothing", grown>>20)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		d.watch.mu.Lock()
+		streams := d.watch.streams
+		d.watch.mu.Unlock()
+		if streams == 1 { // bob's
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d streams open: the stuck one did not end", streams)
+		}
 	}
 	conn.Close()
 }
