@@ -3,6 +3,7 @@
 package daemon
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,6 +107,37 @@ func TestTenantMetrics(t *testing.T) {
 			if tn := smp.Labels["tenant"]; tn != "" && tn != "alice" && tn != "bob" {
 				t.Errorf("%s has tenant %q", name, tn)
 			}
+		}
+	}
+}
+
+// TestTenantAccessLog: the daemon's access line of a tenant's request
+// names the tenant and carries the traceparent's trace id.
+func TestTenantAccessLog(t *testing.T) {
+	d := startTenantDaemon(t, Config{DisableSSHWS: true}, `{}`)
+	req, _ := http.NewRequest("GET", d.url+"/v1/fs/file?path=missing.txt", nil)
+	req.Header.Set("Authorization", "Bearer "+aliceTok)
+	req.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	req.Header.Set("X-Request-Id", "tenant-line-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		for _, l := range strings.Split(d.log.String(), "\n") {
+			if strings.Contains(l, "msg=http") && strings.Contains(l, "request_id=tenant-line-1") {
+				if !strings.Contains(l, "tenant=alice") || !strings.Contains(l, "trace_id=4bf92f3577b34da6a3ce929d0e0e4736") {
+					t.Fatalf("access line: %s", l)
+				}
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no access line:\n%s", d.log.String())
 		}
 	}
 }
