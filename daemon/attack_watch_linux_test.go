@@ -4,6 +4,7 @@ package daemon
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -320,5 +321,45 @@ func TestWatchDisconnectNoLeak(t *testing.T) {
 			t.Fatalf("stream %d after the disconnects: %d", i, resp.StatusCode)
 		}
 		s.next(t)
+	}
+}
+
+// TestWatchHostileNames: an agent names files so that their change events
+// would forge others in a watcher's stream (line breaks of every kind SSE
+// knows, an event's fields, invalid UTF-8): each change arrives as one
+// event with its own path, and no forged event appears.
+func TestWatchHostileNames(t *testing.T) {
+	d := startDaemon(t, Config{AuthToken: "tok", Isolation: "software"})
+	root := d.RootDir()
+	_, resp, s := rawWatch(t, d, "tok", "", 0)
+	if resp.StatusCode != 200 {
+		t.Fatalf("watch: %d", resp.StatusCode)
+	}
+	s.next(t)
+	forged := "\n\nid: x:99\nevent: change\ndata: {\"seq\":99,\"kind\":\"removed\",\"path\":\"forged\"}\n\n"
+	names := []string{"lf" + forged, "cr" + strings.ReplaceAll(forged, "\n", "\r"), "crlf" + strings.ReplaceAll(forged, "\n", "\r\n"),
+		"bad-utf8-\xff\xfe", "nul-like-\u2028\u2029", "last"}
+	for _, n := range names {
+		must(t, os.WriteFile(filepath.Join(root, n), nil, 0o644))
+	}
+	seen := map[string]bool{}
+	for !seen["last"] {
+		ev := s.next(t)
+		if ev.event != "change" {
+			t.Fatalf("event %q: %+v", ev.event, ev)
+		}
+		var c agentbe.ChangeEvent
+		if err := json.Unmarshal([]byte(ev.data), &c); err != nil {
+			t.Fatalf("data %q: %v", ev.data, err)
+		}
+		if c.Path == "forged" || c.Seq == 99 || ev.id == "x:99" {
+			t.Fatalf("forged event: %+v", ev)
+		}
+		seen[c.Path] = true
+	}
+	for _, n := range names {
+		if n != "bad-utf8-\xff\xfe" && !seen[n] {
+			t.Errorf("no event for %q (saw %v)", n, seen)
+		}
 	}
 }
