@@ -4,6 +4,7 @@ package daemon
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -14,17 +15,21 @@ import (
 	"time"
 
 	"golang.org/x/net/websocket"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // setIDAttack is a script a hostile tenant writes into its scope and runs,
 // so that the dangerous-command check (a heuristic) never sees its lines:
-// every shell way to leave a set-user-ID or set-group-ID file, then the
-// planted set-id binary, then a marker.
+// every shell way to leave a set-user-ID or set-group-ID file, or one with
+// file capabilities (as good as set-user-ID root), then the planted set-id
+// binary, then a marker.
 const setIDAttack = `cp /bin/true a; chmod 4755 a; chmod u+s a; cp /bin/true b; chmod 2755 b; chmod g+s b
 mkdir -m 2755 d1; mkdir d2; chmod 2775 d2; install -m 4755 /bin/true c; cp -p suid-id copy-id
 python3 -c 'import os; os.chmod("a", 0o4755)' 2>/dev/null
+cp /bin/true capped; setcap cap_setuid+ep capped
+python3 -c 'import os; os.setxattr("capped", "security.capability", bytes.fromhex("0100000280000000000000000000000000000000"))'
 ./suid-id; ./copy-id
 echo attack-done
 `
@@ -52,7 +57,7 @@ func plantSetID(t *testing.T, dir string) {
 }
 
 // noSetIDLeft fails for every set-id file or directory below dir except
-// the planted one.
+// the planted one, and for every file with capabilities.
 func noSetIDLeft(t *testing.T, dir string) {
 	t.Helper()
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -65,6 +70,11 @@ func noSetIDLeft(t *testing.T, dir string) {
 		}
 		if fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 && filepath.Base(p) != "suid-id" {
 			t.Errorf("%s is %v on the host", strings.TrimPrefix(p, dir), fi.Mode())
+		}
+		if fi.Mode().IsRegular() {
+			if _, err := unix.Lgetxattr(p, "security.capability", make([]byte, 64)); !errors.Is(err, unix.ENODATA) {
+				t.Errorf("%s has file capabilities on the host (%v)", strings.TrimPrefix(p, dir), err)
+			}
 		}
 		return nil
 	})
