@@ -139,7 +139,7 @@ func newServerMetrics(toolNames []string, version, revision string, acpInstances
 	m.tenantRefused = r.CounterVec("agentbe_tenant_auth_refused_total",
 		"Requests refused for their credential, by tenant: \"\" for a missing or unknown one, a tenant's name for its token where it does not reach (/metrics).", "tenant")
 	m.tenantThrottled = r.CounterVec("agentbe_tenant_throttled_total",
-		"HTTP requests answered 429 Too Many Requests (a tenant at one of its caps), by tenant.", "tenant")
+		"HTTP requests answered 429 Too Many Requests (a tenant at one of its caps, or the ACP instance cap), by tenant.", "tenant")
 	m.tenantExec = r.CounterVec("agentbe_tenant_exec_total",
 		"The commands of agentbe_exec_total, by tenant and result.", "tenant", "result")
 	r.Func("agentbe_panics_total", "Panics recovered (each one a bug, logged with its stack).", metrics.TypeCounter, nil,
