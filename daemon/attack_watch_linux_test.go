@@ -29,6 +29,12 @@ import (
 // pairs.
 func rawWatch(t *testing.T, d *testDaemon, tok, query string, rcvbuf int, hdr ...string) (*net.TCPConn, *http.Response, *sseStream) {
 	t.Helper()
+	return rawGet(t, d, tok, "/v1/fs/watch"+query, rcvbuf, hdr...)
+}
+
+// rawGet is rawWatch for any target (path and query).
+func rawGet(t *testing.T, d *testDaemon, tok, target string, rcvbuf int, hdr ...string) (*net.TCPConn, *http.Response, *sseStream) {
+	t.Helper()
 	dialer := net.Dialer{}
 	if rcvbuf > 0 {
 		dialer.Control = func(_, _ string, c syscall.RawConn) error {
@@ -48,7 +54,7 @@ func rawWatch(t *testing.T, d *testDaemon, tok, query string, rcvbuf int, hdr ..
 	}
 	conn := c.(*net.TCPConn)
 	t.Cleanup(func() { conn.Close() })
-	req, _ := http.NewRequest("GET", d.url+"/v1/fs/watch"+query, nil)
+	req, _ := http.NewRequest("GET", d.url+target, nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
