@@ -19,8 +19,9 @@ import (
 // scope, as a tenant's) writes a script with write_file that sets the
 // set-user-ID and set-group-ID bits every shell way, and runs it with
 // process_start, along with a set-id binary already in the scope: the
-// modes are refused (the seccomp filter, as for exec), the binary runs
-// without its owner's identity, and no set-id file is left on the host.
+// process has what exec has (no_new_privs, the seccomp filter, a nosuid
+// workspace), the modes are refused, the binary runs without its owner's
+// identity, and no set-id file is left on the host.
 func TestMCPProcessSetID(t *testing.T) {
 	requireBwrap(t)
 	testenv.Require(t, os.Geteuid() == 0, "root (to plant a set-id file of another user)")
@@ -35,6 +36,7 @@ func TestMCPProcessSetID(t *testing.T) {
 	mustOK(t, os.MkdirAll(dir, 0o755))
 	s := NewMCPServerWith(sc, MCPServerOptions{Processes: true})
 	if txt, isErr := mcpCall(t, s, "write_file", map[string]any{"path": "attack.sh", "content": "cp /bin/true a; chmod 4755 a; chmod g+s a\n" +
+		"grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status; grep -E ' /tmp/agentbe-workspace ' /proc/self/mountinfo\n" +
 		"mkdir -m 2755 d; install -m 6755 /bin/true c; ./suid-id; echo attack-done\n"}); isErr {
 		t.Fatalf("write_file: %s", txt)
 	}
@@ -67,6 +69,9 @@ func TestMCPProcessSetID(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "euid=") || strings.Contains(out.String(), "egid=") {
 		t.Errorf("the set-id bits took effect: %q", out.String())
+	}
+	if o := out.String(); !strings.Contains(o, "NoNewPrivs:\t1") || !strings.Contains(o, "Seccomp:\t2") || !strings.Contains(o, "nosuid") {
+		t.Errorf("not confined as exec is (no_new_privs, seccomp, nosuid workspace): %q", o)
 	}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

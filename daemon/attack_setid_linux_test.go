@@ -26,6 +26,7 @@ import (
 // file capabilities (as good as set-user-ID root), then the planted set-id
 // binary, then a marker.
 const setIDAttack = `cp /bin/true a; chmod 4755 a; chmod u+s a; cp /bin/true b; chmod 2755 b; chmod g+s b
+grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status; grep -E ' /tmp/agentbe-workspace ' /proc/self/mountinfo
 mkdir -m 2755 d1; mkdir d2; chmod 2775 d2; install -m 4755 /bin/true c; cp -p suid-id copy-id
 python3 -c 'import os; os.chmod("a", 0o4755)' 2>/dev/null
 cp /bin/true capped; setcap cap_setuid+ep capped
@@ -82,9 +83,20 @@ func noSetIDLeft(t *testing.T, dir string) {
 }
 
 // noSetIDEffect fails when the output of id(1) shows an effective user or
-// group other than the real one.
+// group other than the real one, or when the attack script's report of
+// its own confinement lacks what exec guarantees: no_new_privs, a seccomp
+// filter, and a nosuid workspace mount.
 func noSetIDEffect(t *testing.T, route, out string) {
 	t.Helper()
+	ws := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, " /tmp/agentbe-workspace ") {
+			ws = l
+		}
+	}
+	if !strings.Contains(out, "NoNewPrivs:\t1") || !strings.Contains(out, "Seccomp:\t2") || !strings.Contains(ws, "nosuid") {
+		t.Errorf("%s: not confined as exec is: %q", route, out)
+	}
 	if !strings.Contains(out, "uid=") {
 		t.Errorf("%s: the set-id binary did not run: %q", route, out)
 	}
