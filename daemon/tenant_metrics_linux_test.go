@@ -17,7 +17,7 @@ import (
 // (the operator's, and those with an unknown token) count under
 // tenant="", and no other tenant label appears, whatever clients send.
 func TestTenantMetrics(t *testing.T) {
-	d := startTenantDaemon(t, Config{DisableSSHWS: true}, `{"mcpInFlight":1}`)
+	d := startTenantDaemon(t, Config{}, `{"mcpInFlight":1}`)
 	scrape := func() metricstest.Scrape {
 		t.Helper()
 		st, _, body := d.call(t, "GET", "/metrics", "op", "", nil)
@@ -38,6 +38,12 @@ func TestTenantMetrics(t *testing.T) {
 			t.Fatalf("alice: %d %s", st, body)
 		}
 	}
+	// A command over SSH counts as alice's too.
+	sc := sshClient(t, d, "", "Bearer "+aliceTok)
+	if out, err := runSSH(t, sc, "echo via-wire", ""); err != nil || out != "via-wire\n" {
+		t.Fatalf("alice over SSH: %q %v", out, err)
+	}
+	sc.Close()
 	if st, _, _ := d.call(t, "POST", "/mcp", aliceTok, "users/bob", strings.NewReader(toolCall("list_directory", `{"path":"."}`))); st != 403 {
 		t.Fatalf("forged scope: %d", st)
 	}
@@ -67,6 +73,7 @@ func TestTenantMetrics(t *testing.T) {
 		delta  float64
 	}{
 		{"agentbe_tenant_http_requests_total", []string{"tenant", "alice", "class", "2xx"}, 4}, // 3 tool calls, the stream
+		{"agentbe_tenant_http_requests_total", []string{"tenant", "alice", "class", "1xx"}, 1}, // the /ssh upgrade
 		{"agentbe_tenant_http_requests_total", []string{"tenant", "alice", "class", "4xx"}, 3}, // 403, 401, 429
 		{"agentbe_tenant_http_requests_total", []string{"tenant", "bob", "class", "2xx"}, 1},
 		{"agentbe_tenant_http_requests_total", []string{"tenant", "", "class", "4xx"}, 1},
@@ -74,7 +81,7 @@ func TestTenantMetrics(t *testing.T) {
 		{"agentbe_tenant_auth_refused_total", []string{"tenant", ""}, 1},
 		{"agentbe_tenant_throttled_total", []string{"tenant", "alice"}, 1},
 		{"agentbe_tenant_throttled_total", []string{"tenant", "bob"}, 0},
-		{"agentbe_tenant_exec_total", []string{"tenant", "alice", "result", "ok"}, 1},
+		{"agentbe_tenant_exec_total", []string{"tenant", "alice", "result", "ok"}, 2}, // MCP and SSH
 		{"agentbe_tenant_exec_total", []string{"tenant", "alice", "result", "failed"}, 1},
 		{"agentbe_tenant_exec_total", []string{"tenant", "bob", "result", "ok"}, 0},
 	}
