@@ -3,6 +3,7 @@ package daemon
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -207,4 +208,76 @@ func TestTenantProcessCwdEscape(t *testing.T) {
 			t.Errorf("process in %s: %q", cwd, out)
 		}
 	}
+}
+
+// TestTerminalHostileFrames: a tenant's own terminal WebSocket gets frames
+// a hostile client makes up — sizes negative, zero and beyond 16 bits,
+// input in a bad encoding, garbage, an unknown type, a frame beyond the
+// size limit: the bad ones get error frames or end the session, the
+// terminal keeps a sane size, and the process and the daemon live on.
+func TestTerminalHostileFrames(t *testing.T) {
+	d := startTenantDaemon(t, Config{DisableSSHWS: true}, `{}`)
+	id := d.procStart(t, aliceTok, `{"command":"sh","args":["-i"],"tty":true,"interactive":true}`)
+	defer d.call(t, "POST", "/v1/processes/"+id+"/kill", aliceTok, "", nil)
+	dial := func() *websocket.Conn {
+		cfg, err := websocket.NewConfig("ws"+strings.TrimPrefix(d.url, "http")+"/v1/processes/"+id+"/terminal/ws", d.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Header.Set("Authorization", "Bearer "+aliceTok)
+		ws, err := websocket.DialConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ws
+	}
+	ws := dial()
+	defer ws.Close()
+	for _, f := range []string{`{"type":"resize","cols":-5,"rows":-1}`, `{"type":"resize","cols":0,"rows":0}`,
+		`{"type":"resize","cols":70000,"rows":65537}`, `{"type":"resize","cols":1099511627776,"rows":3}`,
+		`{"type":"resize","cols":1e300,"rows":"x"}`, `{"type":"input","data":"%%%","encoding":"base64"}`,
+		`{"type":"input","data":"x","encoding":"rot13"}`, `{"type":"nope"}`, `not json`, `{"type":"input"}`} {
+		if err := websocket.Message.Send(ws, f); err != nil {
+			t.Fatalf("send %s: %v", f, err)
+		}
+	}
+	if err := websocket.Message.Send(ws, `{"type":"input","data":"stty size; echo alive-$((6*7))\n"}`); err != nil {
+		t.Fatal(err)
+	}
+	var screen strings.Builder
+	ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for !strings.Contains(screen.String(), "alive-42") {
+		var msg []byte
+		if err := websocket.Message.Receive(ws, &msg); err != nil {
+			t.Fatalf("terminal: %v; screen %q", err, screen.String())
+		}
+		screen.Write(msg)
+	}
+	sized := false
+	for _, l := range strings.Split(screen.String(), "\n") {
+		f := strings.Fields(l) // "# ROWS COLS" after the prompt
+		var rows, cols int
+		if len(f) < 2 || f[0] == "stty" {
+			continue
+		}
+		if n, _ := fmt.Sscanf(f[len(f)-2]+" "+f[len(f)-1], "%d %d", &rows, &cols); n == 2 {
+			sized = true
+			if rows < 1 || cols < 1 || rows > 0xffff || cols > 0xffff {
+				t.Errorf("terminal size %d×%d", rows, cols)
+			}
+		}
+	}
+	if !sized {
+		t.Errorf("no size in %q", screen.String())
+	}
+	// A frame beyond the limit ends this session only.
+	websocket.Message.Send(ws, strings.Repeat("x", 2<<20))
+	ws.Close()
+	st, _, body := d.call(t, "GET", "/v1/processes/"+id, aliceTok, "", nil)
+	if st != 200 || !strings.Contains(body, `"status":"running"`) {
+		t.Fatalf("the process after the frames: %d %s", st, body)
+	}
+	ws2 := dial()
+	ws2.Close()
+	d.healthy(t)
 }
