@@ -369,3 +369,48 @@ func TestWatchHostileNames(t *testing.T) {
 		}
 	}
 }
+
+// TestTenantWatchForeignCursor: alice resumes with a cursor of bob's feed
+// (leaked): she gets a rescan of her own scope, never one of bob's
+// events; bob's stream is unaffected.
+func TestTenantWatchForeignCursor(t *testing.T) {
+	d := startTenantDaemon(t, Config{DisableSSHWS: true}, `{}`)
+	root := d.RootDir()
+	must(t, os.MkdirAll(filepath.Join(root, "users/alice"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(root, "users/bob"), 0o755))
+	_, resp, bs := rawWatch(t, d, bobTok, "", 0)
+	if resp.StatusCode != 200 {
+		t.Fatalf("bob's watch: %d", resp.StatusCode)
+	}
+	ready := bs.next(t)
+	must(t, os.WriteFile(filepath.Join(root, "users/bob/bob-secret-name"), nil, 0o644))
+	ev, _ := bs.until(t, "bob-secret-name")
+	feed := strings.TrimSuffix(ready.id, ":0")
+	for _, c := range []string{ready.id, ev.id, agentbe.FormatWatchCursor(feed, 0)} {
+		_, resp, s := rawWatch(t, d, aliceTok, "", 0, "Last-Event-ID", c)
+		if resp.StatusCode != 200 {
+			t.Fatalf("alice with bob's cursor %s: %d", c, resp.StatusCode)
+		}
+		if r := s.next(t); r.event != "ready" || strings.HasPrefix(r.id, feed) {
+			t.Fatalf("alice's stream starts %+v (bob's feed is %s)", r, feed)
+		}
+		if r := s.next(t); !strings.Contains(r.data, `"kind":"rescan"`) || strings.Contains(r.data, "bob") {
+			t.Fatalf("alice's first event: %+v", r)
+		}
+		must(t, os.WriteFile(filepath.Join(root, "users/bob/bob-later"), nil, 0o644))
+		must(t, os.WriteFile(filepath.Join(root, "users/alice/alice-mark"), nil, 0o644))
+		for {
+			r := s.next(t)
+			if strings.Contains(r.data, "bob") {
+				t.Fatalf("alice saw bob's event: %+v", r)
+			}
+			if strings.Contains(r.data, "alice-mark") {
+				break
+			}
+		}
+		os.Remove(filepath.Join(root, "users/alice/alice-mark"))
+		os.Remove(filepath.Join(root, "users/bob/bob-later"))
+	}
+	must(t, os.WriteFile(filepath.Join(root, "users/bob/bob-end"), nil, 0o644))
+	bs.until(t, "bob-end")
+}
