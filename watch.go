@@ -169,13 +169,23 @@ func FormatWatchCursor(id string, seq uint64) string { return id + ":" + strconv
 func ParseWatchCursor(c string) (id string, seq uint64, err error) {
 	i := strings.LastIndexByte(c, ':')
 	if i <= 0 {
-		return "", 0, fmt.Errorf("%w: watch cursor %q is not <feed>:<seq>", ErrInvalidConfig, c)
+		return "", 0, badWatchCursor(c)
 	}
 	seq, err = strconv.ParseUint(c[i+1:], 10, 64)
 	if err != nil {
-		return "", 0, fmt.Errorf("%w: watch cursor %q is not <feed>:<seq>", ErrInvalidConfig, c)
+		return "", 0, badWatchCursor(c)
 	}
 	return c[:i], seq, nil
+}
+
+// badWatchCursor refuses cursor c, quoting at most its first 64 bytes:
+// a client's made-up cursor (up to the daemon's header limit) is not
+// echoed whole.
+func badWatchCursor(c string) error {
+	if len(c) > 64 {
+		return fmt.Errorf("%w: watch cursor %q… (%d bytes) is not <feed>:<seq>", ErrInvalidConfig, c[:64], len(c))
+	}
+	return fmt.Errorf("%w: watch cursor %q is not <feed>:<seq>", ErrInvalidConfig, c)
 }
 
 // Watch starts reporting the changes made below the directory p of b's

@@ -24,6 +24,13 @@ const (
 // so that proxies keep it open and a dead client is noticed.
 const watchKeepalive = 15 * time.Second
 
+// watchWriteTimeout bounds each write of a watch stream: a client that
+// takes nothing (not even a keep-alive) for that long is gone or stuck,
+// and its stream ends, giving back its slot and its share of requests
+// (it resumes from its last event with Last-Event-ID). A variable for
+// tests.
+var watchWriteTimeout = 2 * time.Minute
+
 // watchState is the daemon's watch bookkeeping: the budgets of watched
 // directories, one per tenant with one per scope below it, kept for as
 // long as they count watches so that a reconnecting client finds its feed
@@ -194,6 +201,7 @@ func (s *Server) fsWatch(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	write := func(id, event string, data []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout))
 		var buf []byte
 		if id != "" {
 			buf = append(buf, "id: "+id+"\n"...)
@@ -223,6 +231,7 @@ func (s *Server) fsWatch(w http.ResponseWriter, r *http.Request) {
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, context.DeadlineExceeded):
+			_ = rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout))
 			if _, err := w.Write([]byte(": keepalive\n\n")); err != nil || rc.Flush() != nil {
 				return
 			}

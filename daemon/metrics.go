@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,8 +40,8 @@ func classifyExec(err error) execResult {
 
 // serverMetrics are a Server's metrics, served at GET /metrics. Every
 // label comes from a fixed set (routes, status codes, exec results, the
-// MCP tool names), so the number of series is bounded whatever clients
-// send.
+// MCP tool names, and the names of the tenants the operator's file
+// loaded), so the number of series is bounded whatever clients send.
 type serverMetrics struct {
 	reg *metrics.Registry
 
@@ -61,6 +62,36 @@ type serverMetrics struct {
 	toolOther *[2]*metrics.Counter
 	auditRecs *metrics.Counter
 	auditDrop *metrics.Counter
+
+	// The per-tenant families and each tenant's children, by name ("" for
+	// requests without a tenant: the operator's and refused ones).
+	tenantReqs, tenantRefused, tenantThrottled, tenantExec *metrics.CounterVec
+	tenants                                                sync.Map // string → *tenantSeries
+}
+
+// tenantSeries are one tenant's children of the per-tenant families.
+type tenantSeries struct {
+	requests  [5]*metrics.Counter // by status class, 1xx to 5xx
+	refused   *metrics.Counter
+	throttled *metrics.Counter
+	exec      [numExecResults]*metrics.Counter
+}
+
+// tenant returns the series of tenant name, made on first use. Names come
+// from the tenants file (or are ""), never from a client.
+func (m *serverMetrics) tenant(name string) *tenantSeries {
+	if ts, ok := m.tenants.Load(name); ok {
+		return ts.(*tenantSeries)
+	}
+	ts := &tenantSeries{refused: m.tenantRefused.With(name), throttled: m.tenantThrottled.With(name)}
+	for i := range ts.requests {
+		ts.requests[i] = m.tenantReqs.With(name, strconv.Itoa(i+1)+"xx")
+	}
+	for i := range numExecResults {
+		ts.exec[i] = m.tenantExec.With(name, execResultNames[i])
+	}
+	got, _ := m.tenants.LoadOrStore(name, ts)
+	return got.(*tenantSeries)
 }
 
 // newServerMetrics registers the daemon's metrics. toolNames is the fixed
@@ -103,6 +134,14 @@ func newServerMetrics(toolNames []string, version, revision string, acpInstances
 	m.toolOther = &[2]*metrics.Counter{tv.With("other", "ok"), tv.With("other", "error")}
 	m.auditRecs = r.Counter("agentbe_audit_records_total", "Records written to the audit log.")
 	m.auditDrop = r.Counter("agentbe_audit_dropped_total", "Audit records dropped: the audit log could not be written, or fell too far behind.")
+	m.tenantReqs = r.CounterVec("agentbe_tenant_http_requests_total",
+		"HTTP requests answered, by the tenant of their credential (\"\" for the operator's and for requests without a valid credential) and status class (1xx to 5xx).", "tenant", "class")
+	m.tenantRefused = r.CounterVec("agentbe_tenant_auth_refused_total",
+		"Requests refused for their credential, by tenant: \"\" for a missing or unknown one, a tenant's name for its token where it does not reach (/metrics).", "tenant")
+	m.tenantThrottled = r.CounterVec("agentbe_tenant_throttled_total",
+		"HTTP requests answered 429 Too Many Requests (a tenant at one of its caps, or the ACP instance cap), by tenant.", "tenant")
+	m.tenantExec = r.CounterVec("agentbe_tenant_exec_total",
+		"The commands of agentbe_exec_total, by tenant and result.", "tenant", "result")
 	r.Func("agentbe_panics_total", "Panics recovered (each one a bug, logged with its stack).", metrics.TypeCounter, nil,
 		func(emit func(float64, ...string)) { emit(float64(panics())) })
 	r.Func("agentbe_build_info", "The daemon's version and VCS revision.", metrics.TypeGauge, []string{"version", "revision"},
@@ -111,10 +150,15 @@ func newServerMetrics(toolNames []string, version, revision string, acpInstances
 	return m
 }
 
-// request records one answered HTTP request.
-func (m *serverMetrics) request(rt route, status int, d time.Duration, in, out int64) {
+// request records one answered HTTP request of tenant.
+func (m *serverMetrics) request(rt route, tenant string, status int, d time.Duration, in, out int64) {
 	if status < 100 || status > 599 {
 		status = 599
+	}
+	ts := m.tenant(tenant)
+	ts.requests[status/100-1].Inc()
+	if status == http.StatusTooManyRequests {
+		ts.throttled.Inc()
 	}
 	c := m.byCode[rt][status].Load()
 	if c == nil {
@@ -142,9 +186,10 @@ func (m *serverMetrics) toolCall(tool string, isError bool) {
 	c[i].Inc()
 }
 
-// execDone records one command.
-func (m *serverMetrics) execDone(res execResult, d time.Duration) {
+// execDone records one command of tenant.
+func (m *serverMetrics) execDone(tenant string, res execResult, d time.Duration) {
 	m.exec[res].Inc()
+	m.tenant(tenant).exec[res].Inc()
 	m.execDur.Observe(d.Seconds())
 }
 

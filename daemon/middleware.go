@@ -74,7 +74,8 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // accessLog wraps h with panic recovery and one slog line per request:
 // method, path (never the query, which may hold ?token=), status, bytes,
-// duration and the client address. Headers are never logged. A request
+// duration, the client address and the tenant (when a tenant's token made
+// the request). Headers are never logged. A request
 // answered below 400 is logged at Debug, any other at Info: formatting a
 // line for every request was 6% of the daemon's CPU serving
 // read_text_file (perf), so the routine ones cost nothing unless asked for.
@@ -135,7 +136,7 @@ func observeRequests(pl *panicLog, m *serverMetrics, h http.Handler) http.Handle
 				if body != nil {
 					in = body.n
 				}
-				m.request(info.Route, status, dur, in, sw.bytes)
+				m.request(info.Route, info.tenantName(), status, dur, in, sw.bytes)
 			}
 			level := slog.LevelDebug
 			switch {
@@ -150,6 +151,9 @@ func observeRequests(pl *panicLog, m *serverMetrics, h http.Handler) http.Handle
 			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
 				slog.Int("status", status), slog.Int64("bytes", sw.bytes),
 				slog.Duration("dur", dur), slog.String("remote", r.RemoteAddr)}
+			if t := info.tenantName(); t != "" {
+				attrs = append(attrs, slog.String("tenant", t))
+			}
 			if panicked {
 				attrs = append(attrs, slog.Bool("panic", true))
 			}

@@ -35,7 +35,7 @@ func (o *opObserver) LogOpContext(ctx context.Context, e agentbe.OpEntry) {
 	}
 	if e.Op == "exec" {
 		res := classifyExec(e.Err)
-		s.metrics.execDone(res, e.Duration)
+		s.metrics.execDone(requestInfoFrom(ctx).tenantName(), res, e.Duration)
 		r := s.auditStart(ctx, "exec", e.Time, e.Duration, e.Err == nil, &e.Scope)
 		if r == nil {
 			return
@@ -91,6 +91,7 @@ func (s *Server) authRefused(r *http.Request, msg, reason string) {
 		rt = info.Route
 	}
 	s.metrics.refused.With(rt.String()).Inc()
+	s.metrics.tenant(info.tenantName()).refused.Inc()
 	s.cfg.Logger.InfoContext(r.Context(), msg, "reason", reason, "remote", r.RemoteAddr)
 	if rec := s.auditStart(r.Context(), "auth.refused", time.Now(), 0, false, nil); rec != nil {
 		s.auditEnd(rec.str("reason", reason))
