@@ -55,10 +55,6 @@ func TestConformance2026Daemon(t *testing.T) {
 var golden2026NotYetMatched = map[string]string{
 	"wf_missing_parent":                     "by design: 2.0.1 says chdir '<its working directory>' (a host path); ours names the open",
 	"mv_into_missing_dir":                   "by design: 2.0.1 says chdir '<its working directory>' (a host path); ours names the rename",
-	"ef_whitespace_flexible":                "not yet: 2.0.1 keeps the edited block's relative indentation",
-	"ef_multi_edits":                        "not yet: follows from ef_whitespace_flexible",
-	"ef_code_readback":                      "not yet: follows from ef_whitespace_flexible",
-	"ef_crlf_readback_now_lf":               "not yet: 2.0.1 keeps CRLF line endings in edit_file",
 	"protocol variant subscriptions_listen": "not served: tools/list never changes, so discover declares no listChanged",
 	"protocol variant removed_and_unknown_methods": "by design: we serve the tasks extension, so tasks/get from a client not declaring it is " +
 		"-32021 (the extension's rule) where the reference, which has no tasks, says -32601",
@@ -83,6 +79,9 @@ func checkSummary2026(t *testing.T, out string, err error) {
 	sort.Strings(unexpected)
 	if len(unexpected) > 0 {
 		t.Fatalf("2026 golden replay: unexpected mismatches %v:\n%s", unexpected, out)
+	}
+	if i := strings.Index(out, "summary:"); i >= 0 {
+		t.Log(strings.SplitN(out[i:], "\n", 2)[0])
 	}
 }
 
