@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
@@ -68,6 +69,11 @@ func (s *Server) listen(ctx context.Context, rq *request) []byte {
 		}
 	}
 	st := s.opts.Tasks
+	if st != nil && len(taskIDs) > st.opts.MaxTotal {
+		// No caller has more tasks than that; each id costs a lookup.
+		return appendError(nil, m.ID, CodeInvalidParams, "Invalid params: notifications.taskIds names more than "+
+			strconv.Itoa(st.opts.MaxTotal)+" tasks, the most this server keeps", nil)
+	}
 	var tasks []*task
 	if st != nil && len(taskIDs) > 0 {
 		if !rq.info.HasExtension(TasksExtension) {

@@ -229,6 +229,8 @@ func TestListenErrors(t *testing.T) {
 		{listenLine(`4`, `{"taskIds":[1]}`, declareTasks), CodeInvalidParams},
 		// Task notifications need the extension declared on the request.
 		{listenLine(`5`, `{"taskIds":["x"]}`, meta2026), CodeMissingClientCapability},
+		// More ids than the store keeps tasks (256 by default).
+		{listenLine(`7`, `{"taskIds":[`+strings.Repeat(`"x",`, 256)+`"x"]}`, declareTasks), CodeInvalidParams},
 		// A batch has no stream for the notifications.
 		{`[` + listenLine(`6`, `{}`, meta2026) + `]`, CodeInvalidRequest},
 	} {
@@ -362,4 +364,74 @@ func TestListenHTTP(t *testing.T) {
 			t.Errorf("%s: %d %+v %v, want %d %d", tc.body, resp.StatusCode, out.Error, err, tc.status, tc.code)
 		}
 	}
+}
+
+// FuzzListen: whatever the filter, a listen answers with an error and
+// nothing else, or with its acknowledgement first, then only task
+// notifications, every one tagged with its id, then its result; and it
+// never honours a task that is not the caller's.
+func FuzzListen(f *testing.F) {
+	f.Add(`{"toolsListChanged":true}`, true)
+	f.Add(`{"taskIds":["T","T","x"]}`, true)
+	f.Add(`{"taskIds":["O","T"]}`, true)
+	f.Add(`{"taskIds":["T"]}`, false)
+	f.Add(`{"taskIds":"T"}`, true)
+	f.Add(`{"taskIds":[1,2]}`, true)
+	f.Add(`[]`, true)
+	f.Add(`{"taskIds":null,"resourceSubscriptions":["file:///x"]}`, true)
+	j := newJobs()
+	st := NewTaskStore(TaskOptions{After: -1})
+	f.Cleanup(func() { st.Close() })
+	s := taskServer(j, st, "me")
+	mine := startTask(f, s, "f1", "")
+	theirs := startTask(f, taskServer(j, st, "them"), "f2", "")
+	j.finish("f1", "done")
+	waitStatus(f, s, mine, "completed")
+	f.Fuzz(func(t *testing.T, filter string, declare bool) {
+		filter = strings.ReplaceAll(filter, `"T"`, `"`+mine+`"`)
+		filter = strings.ReplaceAll(filter, `"O"`, `"`+theirs+`"`)
+		meta := meta2026
+		if declare {
+			meta = declareTasks
+		}
+		m, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":"s","method":"subscriptions/listen","params":{"notifications":` + filter + `,` + meta + `}}`))
+		if err != nil {
+			return // not JSON: no request
+		}
+		var sent [][]byte
+		resp := s.Handle(withNotifier(context.Background(), notifyFunc(func(b []byte) { sent = append(sent, b) })), m)
+		var r struct {
+			ID     json.RawMessage
+			Result map[string]any
+			Error  *RPCError
+		}
+		if err := json.Unmarshal(resp, &r); err != nil || string(r.ID) != `"s"` {
+			t.Fatalf("response %s: %v", resp, err)
+		}
+		if r.Error != nil {
+			if len(sent) > 0 {
+				t.Fatalf("an error after notifications: %s", sent)
+			}
+			return
+		}
+		if len(sent) == 0 {
+			t.Fatal("no acknowledgement")
+		}
+		for i, b := range sent {
+			var n map[string]any
+			if err := json.Unmarshal(b, &n); err != nil {
+				t.Fatalf("notification %s: %v", b, err)
+			}
+			if subscriptionID(n) != "s" || (i == 0) != (n["method"] == "notifications/subscriptions/acknowledged") ||
+				i > 0 && n["method"] != "notifications/tasks" {
+				t.Fatalf("notification %d: %s", i, b)
+			}
+			if strings.Contains(string(b), theirs) {
+				t.Fatalf("another owner's task honoured: %s", b)
+			}
+		}
+		if r.Result["resultType"] != "complete" {
+			t.Fatalf("result %v", r.Result)
+		}
+	})
 }
