@@ -334,6 +334,11 @@ func TestListenHTTP(t *testing.T) {
 	wantAck(t, event(br), 1.0, `{}`)
 	wantEnd(t, event(br), 1.0)
 
+	// A client accepting only SSE: the same stream.
+	_, br = open(context.Background(), "alice", "text/event-stream", listenLine(`"s"`, `{}`, meta2026))
+	wantAck(t, event(br), "s", `{}`)
+	wantEnd(t, event(br), "s")
+
 	// Closing the stream cancels the listen; the task runs on.
 	c := call("alice", "c")
 	ctx, cancel := context.WithCancel(context.Background())
