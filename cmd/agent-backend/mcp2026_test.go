@@ -47,12 +47,10 @@ func TestConformance2026Daemon(t *testing.T) {
 	t.Logf("%d checks passed", n)
 }
 
-// golden2026NotYetMatched are the cases of the 2026-era golden data
-// (server-filesystem 2.0.1) we do not match, each with its reason; the
-// list may only shrink. Two are by design: the reference names the server
-// process's working directory there, a host path outside the workspace
-// that we never reveal.
-var golden2026NotYetMatched = map[string]string{
+// golden2026ByDesign are the cases of the 2026-era golden data
+// (server-filesystem 2.0.1) where we differ on purpose, each with its
+// reason; every other case must match.
+var golden2026ByDesign = map[string]string{
 	"wf_missing_parent":   "by design: 2.0.1 says chdir '<its working directory>' (a host path); ours names the open",
 	"mv_into_missing_dir": "by design: 2.0.1 says chdir '<its working directory>' (a host path); ours names the rename",
 	"protocol variant subscriptions_listen": "by design: tools/list never changes, so we declare no listChanged; a listen for list changes " +
@@ -64,7 +62,7 @@ var golden2026NotYetMatched = map[string]string{
 var mismatchLine = regexp.MustCompile(`(?m)^MISMATCH\s+(.+?)(?:\s\s|\s\(|$)`)
 
 // checkSummary2026 fails unless every mismatch the 2026 harness reports
-// is a known one of golden2026NotYetMatched and no workspace case failed.
+// is one of golden2026ByDesign and no workspace case failed.
 func checkSummary2026(t *testing.T, out string, err error) {
 	t.Helper()
 	if !strings.Contains(out, "summary:") || !strings.Contains(out, " 0 workspace FAIL") || !strings.Contains(out, " 0 missing,") {
@@ -73,7 +71,7 @@ func checkSummary2026(t *testing.T, out string, err error) {
 	var unexpected []string
 	for _, m := range mismatchLine.FindAllStringSubmatch(out, -1) {
 		name := strings.TrimSpace(m[1])
-		if _, ok := golden2026NotYetMatched[name]; !ok {
+		if _, ok := golden2026ByDesign[name]; !ok {
 			unexpected = append(unexpected, name)
 		}
 	}
