@@ -218,6 +218,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer func() { s.cfg.Logger.Info("daemon: shut down", "took", time.Since(stopping)) }()
 	s.ws.closeAll(wsnet.CloseNormal, "Server shutting down")
 	s.watch.closeAll()
+	s.mcpTasks.EndSubscriptions() // open MCP listens end with their result, not at the timeout
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	if serr := hs.Shutdown(sctx); serr != nil {

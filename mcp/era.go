@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
@@ -173,54 +174,77 @@ type request struct {
 // modern reports whether the request is served in the modern era.
 func (rq *request) modern() bool { return rq.era == eraModern }
 
-// rawMeta returns the raw params._meta object of m, or nil.
-func rawMeta(m *Message) []byte {
-	if !paramsObject(m) {
-		return nil
+// metaFields are the members of a request's params._meta the server
+// reads: the era's claim and envelope, the trace context, the progress
+// token, the client's capabilities (for the tasks extension). metaOf finds
+// them all in one pass over params and one over _meta, and keeps them on
+// the Message, so the transports and every step of serving share it.
+type metaFields struct {
+	claim      []byte // io.modelcontextprotocol/protocolVersion, raw
+	hasClaim   bool
+	caps       []byte // io.modelcontextprotocol/clientCapabilities, raw
+	clientInfo []byte
+	logLevel   []byte
+	trace      string          // a valid traceparent, or ""
+	progress   json.RawMessage // a string or number progressToken, or nil
+
+	tasks atomic.Int32 // requestDeclaresTasks: 0 not looked yet, 1 no, 2 yes
+}
+
+var noMeta = &metaFields{}
+
+// metaOf returns the _meta members of m (of its last _meta, and of each
+// member its last occurrence, as a JSON parser would).
+func metaOf(m *Message) *metaFields {
+	if f := m.meta.Load(); f != nil {
+		return f
 	}
 	var meta []byte
-	jsonraw.ScanObject(m.Params, func(k, v []byte) {
-		if string(k) == "_meta" {
-			meta = v
-		}
-	})
-	if len(meta) == 0 || meta[0] != '{' {
-		return nil
+	if paramsObject(m) {
+		jsonraw.ScanObject(m.Params, func(k, v []byte) {
+			if string(k) == "_meta" {
+				meta = v
+			}
+		})
 	}
-	return meta
+	f := noMeta
+	if len(meta) > 0 && meta[0] == '{' {
+		f = &metaFields{}
+		jsonraw.ScanObject(meta, func(k, v []byte) {
+			switch string(k) {
+			case MetaProtocolVersion:
+				f.claim, f.hasClaim = v, true
+			case MetaClientCapabilities:
+				f.caps = v
+			case MetaClientInfo:
+				f.clientInfo = v
+			case MetaLogLevel:
+				f.logLevel = v
+			case metaTraceparent:
+				if s, ok := jsonraw.String(v); ok && validTraceparent(s) {
+					f.trace = s
+				}
+			case "progressToken":
+				if len(v) > 0 && (v[0] == '"' || v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+					f.progress = json.RawMessage(v)
+				}
+			}
+		})
+	}
+	// Racing first calls compute equal values; either may be kept.
+	m.meta.Store(f)
+	return f
 }
 
 // metaClaim reports whether m's _meta claims a protocol version (the
 // modern era), and the claimed value (raw JSON).
 func metaClaim(m *Message) (raw []byte, ok bool) {
-	meta := rawMeta(m)
-	if meta == nil {
-		return nil, false
-	}
-	jsonraw.ScanObject(meta, func(k, v []byte) {
-		if string(k) == MetaProtocolVersion {
-			raw, ok = v, true
-		}
-	})
-	return raw, ok
+	f := metaOf(m)
+	return f.claim, f.hasClaim
 }
 
 // traceOf returns a valid traceparent of m's _meta, or "".
-func traceOf(m *Message) string {
-	meta := rawMeta(m)
-	if meta == nil {
-		return ""
-	}
-	tp := ""
-	jsonraw.ScanObject(meta, func(k, v []byte) {
-		if string(k) == metaTraceparent {
-			if s, ok := jsonraw.String(v); ok && validTraceparent(s) {
-				tp = s
-			}
-		}
-	})
-	return tp
-}
+func traceOf(m *Message) string { return metaOf(m).trace }
 
 // validTraceparent checks the W3C form version-traceid-parentid-flags,
 // lowercase hex, trace and parent ids not all zero, version not ff.
@@ -265,17 +289,8 @@ func (s *Server) parseModern(rq *request, claim []byte) []byte {
 		return s.unsupportedVersion(rq, v)
 	}
 	info := &RequestInfo{ProtocolVersion: v, Traceparent: rq.trace}
-	var caps, cinfo, level []byte
-	jsonraw.ScanObject(rawMeta(rq.Message), func(k, val []byte) {
-		switch string(k) {
-		case MetaClientCapabilities:
-			caps = val
-		case MetaClientInfo:
-			cinfo = val
-		case MetaLogLevel:
-			level = val
-		}
-	})
+	f := metaOf(rq.Message)
+	caps, cinfo, level := f.caps, f.clientInfo, f.logLevel
 	prefix := "Invalid _meta envelope for protocol revision " + v + ": "
 	if caps == nil {
 		return s.reject(rq, http.StatusBadRequest, CodeInvalidParams, prefix+MetaClientCapabilities+": missing",

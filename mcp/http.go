@@ -261,9 +261,9 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server,
 	if len(requests) == 1 {
 		var up *sseUpgrade
 		rctx := ctx
-		if acceptSSE && requests[0].Method == "tools/call" && progressToken(requests[0]) != nil {
-			// A tool reporting progress turns the response into an SSE
-			// stream: the notifications, then the response.
+		if acceptSSE && streamsNotifications(requests[0]) {
+			// A tool reporting progress, or a listen, turns the response
+			// into an SSE stream: the notifications, then the response.
 			up = &sseUpgrade{w: w}
 			rctx = withNotifier(ctx, up)
 		}
@@ -365,7 +365,7 @@ func (h *httpHandler) serveSSE(ctx context.Context, w http.ResponseWriter, r *ht
 		go func() {
 			defer wg.Done()
 			rctx := ctx
-			if m.Method == "tools/call" && progressToken(m) != nil {
+			if streamsNotifications(m) {
 				rctx = withNotifier(ctx, notifyFunc(writeEvent))
 			}
 			if resp, _ := h.run(rctx, srv, key, m, r.Header); resp != nil {
@@ -374,6 +374,13 @@ func (h *httpHandler) serveSSE(ctx context.Context, w http.ResponseWriter, r *ht
 		}()
 	}
 	wg.Wait()
+}
+
+// streamsNotifications reports whether the answer to m may carry
+// notifications before the response: a tools/call asking for progress, a
+// subscriptions/listen.
+func streamsNotifications(m *Message) bool {
+	return m.Method == "tools/call" && progressToken(m) != nil || m.Method == "subscriptions/listen"
 }
 
 // sseUpgrade turns the answer to one request into an SSE stream when the
@@ -441,7 +448,7 @@ func (u *sseUpgrade) finish(resp []byte) bool {
 // request alone; closing the response stream (the request's context)
 // cancels it, the only cancellation of the modern era.
 func (h *httpHandler) run(ctx context.Context, srv *Server, key string, m *Message, hdr http.Header) ([]byte, int) {
-	if m.Method != "tools/call" {
+	if m.Method != "tools/call" && m.Method != "subscriptions/listen" {
 		return srv.serve(ctx, m, serverCancels, eraPerRequest, hdr)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/agentbe/agent-backend/internal/jsonraw"
 )
@@ -56,6 +57,9 @@ type Message struct {
 	Error  *RPCError
 
 	validated bool // decoded by DecodeMessage: Params is known-valid JSON
+	// meta caches what params._meta says (metaOf): a Message is read by
+	// the transport and then served, each looking at it.
+	meta atomic.Pointer[metaFields]
 }
 
 // IsRequest reports whether m expects a response.

@@ -44,23 +44,7 @@ func (f notifyFunc) notify(msg []byte) { f(msg) }
 
 // progressToken returns params._meta.progressToken (a string or a number,
 // as raw JSON), or nil.
-func progressToken(m *Message) json.RawMessage {
-	if !paramsObject(m) {
-		return nil
-	}
-	var tok json.RawMessage
-	jsonraw.ScanObject(m.Params, func(k, v []byte) {
-		if string(k) != "_meta" {
-			return
-		}
-		jsonraw.ScanObject(v, func(k, v []byte) {
-			if string(k) == "progressToken" && len(v) > 0 && (v[0] == '"' || v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
-				tok = json.RawMessage(v)
-			}
-		})
-	})
-	return tok
-}
+func progressToken(m *Message) json.RawMessage { return metaOf(m).progress }
 
 // progressSink sends the notifications/progress of one tools/call.
 type progressSink struct {

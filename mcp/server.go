@@ -374,6 +374,8 @@ func (s *Server) dispatch(ctx context.Context, rq *request) []byte {
 		return s.capStatus(rq, s.tasksUpdate(rq.Message))
 	case "tasks/cancel":
 		return s.capStatus(rq, s.tasksCancel(rq.Message))
+	case "subscriptions/listen":
+		return s.listen(ctx, rq)
 	}
 	return s.methodNotFound(rq)
 }

@@ -98,3 +98,30 @@ func BenchmarkHTTPHandlerToolsCall(b *testing.B) { benchHTTP(b, benchCall) }
 
 // BenchmarkHTTPHandlerToolsList: tools/list through the HTTP handler.
 func BenchmarkHTTPHandlerToolsList(b *testing.B) { benchHTTP(b, benchList) }
+
+// benchModernCall is a 2026-07-28 tools/call of a long-running tool whose
+// _meta carries every member a client may send (version, capabilities,
+// client info, log level, trace context, progress token), served by a
+// Server keeping tasks: the request's era, envelope, trace, progress and
+// task eligibility all look at _meta.
+const benchModernCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"command":"true"},"_meta":{` +
+	`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},` +
+	`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"},"io.modelcontextprotocol/logLevel":"info",` +
+	`"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","progressToken":"p-1"}}}`
+
+// BenchmarkDispatchToolsCall2026: decode, dispatch and encode one modern
+// tools/call (benchModernCall) on a long-lived Server.
+func BenchmarkDispatchToolsCall2026(b *testing.B) {
+	st := NewTaskStore(TaskOptions{})
+	defer st.Close()
+	tools := NewToolSet(Tool{Name: "exec", InputSchema: json.RawMessage(`{"type":"object"}`), LongRunning: true})
+	s := NewServer(Implementation{Name: "agent-backend", Version: "0"}, ServerOptions{Tasks: st}, tools,
+		func(context.Context, ToolCall) (*CallToolResult, error) { return TextResult("ok"), nil })
+	msg := []byte(benchModernCall)
+	b.ReportAllocs()
+	for b.Loop() {
+		if s.HandleBytes(context.Background(), msg) == nil {
+			b.Fatal("no response")
+		}
+	}
+}

@@ -44,7 +44,7 @@ const MaxStdioMessageBytes = 64 << 20
 func ServeStdio(ctx context.Context, s *Server, r io.Reader, w io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &stdioConn{s: s, w: w, cancel: cancel, era: eraUndecided}
+	c := &stdioConn{s: s, w: w, cancel: cancel, era: eraUndecided, closing: make(chan struct{})}
 	readDone := make(chan error, 1)
 	// The reading goroutine serves requests itself and hands reading on
 	// to a new goroutine only when a request runs long (serveInline).
@@ -58,6 +58,7 @@ func ServeStdio(ctx context.Context, s *Server, r io.Reader, w io.Writer) error 
 	c.mu.Lock()
 	c.stopped = true
 	c.mu.Unlock()
+	close(c.closing) // open listens end now, not when their tasks do
 	c.wg.Wait()
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -75,6 +76,8 @@ type stdioConn struct {
 	// connection; only the reading goroutine touches it (one reads at a
 	// time, handing over through serveInline's timer).
 	era connEra
+	// closing is closed once reading has stopped (EOF, an error, ctx).
+	closing chan struct{}
 
 	wmu  sync.Mutex
 	werr error
@@ -205,10 +208,14 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) func() {
 	// Register the call before anything else is read, so a cancellation on
 	// the next line cannot overtake it.
 	callCtx, cancelCall := context.WithCancelCause(ctx)
-	if m.Method == "tools/call" && progressToken(m) != nil {
+	switch {
+	case m.Method == "tools/call" && progressToken(m) != nil:
 		// Progress notifications go out as lines of their own, before
 		// the response (callTool stops them before it answers).
 		callCtx = withNotifier(callCtx, c)
+	case m.Method == "subscriptions/listen":
+		// So do a listen's; it ends when reading stops.
+		callCtx = withListenClosing(withNotifier(callCtx, c), c.closing)
 	}
 	key := s.track(m.ID, cancelCall)
 	return func() {

@@ -134,17 +134,32 @@ type TaskStore struct {
 	resultBytes int64
 	closed      bool
 	wg          sync.WaitGroup
+
+	// listenStop is closed by EndSubscriptions: the listens waiting on
+	// tasks of this store end.
+	listenStop chan struct{}
+	stopOnce   sync.Once
 }
 
 // NewTaskStore returns an empty store bounded by opts.
 func NewTaskStore(opts TaskOptions) *TaskStore {
 	return &TaskStore{opts: opts.withDefaults(), now: time.Now,
-		tasks: make(map[string]*task), perOwner: make(map[string]int)}
+		tasks: make(map[string]*task), perOwner: make(map[string]int), listenStop: make(chan struct{})}
 }
 
-// Close cancels every running task (they end failed), waits for them to
-// return, and refuses new ones.
+// EndSubscriptions ends every subscriptions/listen stream delivering the
+// notifications of this store's tasks, each with its graceful result, and
+// makes later ones end right after their first notifications. A server
+// shutting down calls it before it waits for its connections (Close calls
+// it too).
+func (st *TaskStore) EndSubscriptions() {
+	st.stopOnce.Do(func() { close(st.listenStop) })
+}
+
+// Close ends the subscriptions (EndSubscriptions), cancels every running
+// task (they end failed), waits for them to return, and refuses new ones.
 func (st *TaskStore) Close() error {
+	st.EndSubscriptions()
 	st.mu.Lock()
 	st.closed = true
 	var running []*task
@@ -427,17 +442,21 @@ func taskTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-// appendTask appends the task object (Task, or with detailed the
-// DetailedTask of tasks/get: its result or error once done) with the given
-// resultType.
+// appendJSON appends the task object (Task, or with detailed the
+// DetailedTask of tasks/get and notifications/tasks: its result or error
+// once done) with the given resultType ("": none, as in a notification).
 func (t *task) appendJSON(b []byte, resultType string, detailed bool) []byte {
 	st := t.st
 	now := st.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b = append(b, `{"resultType":`...)
-	b = jsonraw.AppendString(b, resultType)
-	b = append(b, `,"taskId":`...)
+	if resultType != "" {
+		b = append(b, `{"resultType":`...)
+		b = jsonraw.AppendString(b, resultType)
+		b = append(b, `,"taskId":`...)
+	} else {
+		b = append(b, `{"taskId":`...)
+	}
 	b = jsonraw.AppendString(b, t.id)
 	b = append(b, `,"status":`...)
 	b = jsonraw.AppendString(b, t.status)

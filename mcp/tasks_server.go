@@ -25,31 +25,26 @@ import (
 // their capabilities in _meta; where the era is known it should also be
 // required to be that one.
 func requestDeclaresTasks(m *Message) bool {
-	if !paramsObject(m) {
+	f := metaOf(m)
+	if f.caps == nil {
 		return false
 	}
-	found := false
-	jsonraw.ScanObject(m.Params, func(k, v []byte) {
-		if string(k) != "_meta" {
+	if t := f.tasks.Load(); t != 0 {
+		return t == 2
+	}
+	found := int32(1)
+	jsonraw.ScanObject(f.caps, func(k, v []byte) {
+		if string(k) != "extensions" {
 			return
 		}
 		jsonraw.ScanObject(v, func(k, v []byte) {
-			if string(k) != "io.modelcontextprotocol/clientCapabilities" {
-				return
+			if string(k) == TasksExtension && len(v) > 0 && v[0] == '{' {
+				found = 2
 			}
-			jsonraw.ScanObject(v, func(k, v []byte) {
-				if string(k) != "extensions" {
-					return
-				}
-				jsonraw.ScanObject(v, func(k, v []byte) {
-					if string(k) == TasksExtension && len(v) > 0 && v[0] == '{' {
-						found = true
-					}
-				})
-			})
 		})
 	})
-	return found
+	f.tasks.Store(found)
+	return found == 2
 }
 
 // missingTasksCapability is the -32021 data naming the extension.

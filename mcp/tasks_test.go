@@ -102,7 +102,7 @@ func taskServer(j *jobs, st *TaskStore, owner string) *Server {
 const declareTasks = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
 
 // rpc sends one request to s and decodes the response.
-func rpc(t *testing.T, s *Server, method, params string) (result map[string]any, rpcErr *RPCError) {
+func rpc(t testing.TB, s *Server, method, params string) (result map[string]any, rpcErr *RPCError) {
 	t.Helper()
 	out := s.HandleBytes(context.Background(), []byte(`{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":`+params+`}`))
 	var resp struct {
@@ -120,7 +120,7 @@ func rpc(t *testing.T, s *Server, method, params string) (result map[string]any,
 }
 
 // startTask calls job id as a task and returns its taskId.
-func startTask(t *testing.T, s *Server, id, output string) string {
+func startTask(t testing.TB, s *Server, id, output string) string {
 	t.Helper()
 	res, e := rpc(t, s, "tools/call", `{"name":"job","arguments":{"id":"`+id+`","output":`+jsonString(output)+`},`+declareTasks+`}`)
 	if e != nil || res["resultType"] != "task" || res["status"] != "working" {
@@ -134,7 +134,7 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-func getTask(t *testing.T, s *Server, id string) map[string]any {
+func getTask(t testing.TB, s *Server, id string) map[string]any {
 	t.Helper()
 	res, e := rpc(t, s, "tasks/get", `{"taskId":"`+id+`",`+declareTasks+`}`)
 	if e != nil {
@@ -147,7 +147,7 @@ func getTask(t *testing.T, s *Server, id string) map[string]any {
 }
 
 // waitStatus polls tasks/get until the task has status.
-func waitStatus(t *testing.T, s *Server, id, status string) map[string]any {
+func waitStatus(t testing.TB, s *Server, id, status string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -82,6 +82,18 @@ func driveAgentbe(t *testing.T, tr func() mcp.Transport, dir, ask, want string) 
 	if want == "2026-07-28" && list.CacheScope != "private" {
 		t.Errorf("tools/list cacheScope %q", list.CacheScope)
 	}
+	if want == "2026-07-28" {
+		// The SDK's Subscribe opens a subscriptions/listen in this era (a
+		// resource subscription, which we do not honour: the daemon
+		// acknowledges nothing and ends the listen with its result). The
+		// session goes on undisturbed, and Unsubscribe is a no-op after it.
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "file:///w.txt"}); err != nil {
+			t.Fatalf("Subscribe: %v", err)
+		}
+		if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "file:///w.txt"}); err != nil {
+			t.Fatalf("Unsubscribe: %v", err)
+		}
+	}
 	called := map[string]bool{}
 	for _, c := range toolCalls {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: c.args})

@@ -2,7 +2,8 @@
 // (@modelcontextprotocol/client, pinned in interop/package.json) in one
 // negotiation mode: tools/list, a call of every tool, a large result and a
 // cancelled exec (whose process must then be gone), asserting the
-// negotiated protocol version.
+// negotiated protocol version; in the 2026 era, subscriptions/listen
+// (and over HTTP, notifications/tasks for an exec task).
 // Usage: MCP_CLIENT_DIR=DIR node sdk2_interop.mjs MODE WANT_VERSION ROOT (stdio BIN [flags...] | http URL TOKEN)
 //   MODE: auto | legacy | pin
 // Prints "SDK2-INTEROP-OK" and exits 0 when every check passed.
@@ -87,5 +88,42 @@ for (let i = 0; i < 1500 && !gone; i++) {
   if (!gone) await sleep(20);
 }
 check(gone, 'cancelled exec process gone', pid);
+
+if (wantVersion === '2026-07-28') {
+  // subscriptions/listen: the daemon declares no listChanged, so a listen
+  // for tool-list changes is acknowledged with nothing honoured and ended
+  // gracefully at once.
+  const sub = await client.listen({ toolsListChanged: true });
+  check(JSON.stringify(sub.honoredFilter) === '{}', 'listen: honoured filter', sub.honoredFilter);
+  check((await sub.closed) === 'graceful', 'listen: ended gracefully');
+  if (kind === 'http') {
+    // notifications/tasks for a task of ours: the client cannot start a
+    // task itself (it refuses resultType "task"), so a raw POST with the
+    // same token starts one; a client declaring the tasks extension then
+    // follows it on a listen until it ends.
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } };
+    const r = await fetch(rest[0], {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${rest[1]}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'exec' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'exec', arguments: { command: 'sleep 2; echo listened' }, _meta: meta } }),
+    });
+    const created = (await r.json()).result;
+    check(created?.resultType === 'task', 'exec as a task', created);
+    const c2 = new Client({ name: 'sdk2-interop-tasks', version: '1.0.0' }, { versionNegotiation, capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } });
+    const seen = [];
+    c2.fallbackNotificationHandler = async (n) => { if (n.method === 'notifications/tasks') seen.push(n.params); };
+    await c2.connect(makeTransport());
+    const tsub = await c2.listen({ taskIds: [created.taskId, 'not-a-task'] });
+    // (honoredFilter cannot show the taskIds: the client validates the
+    // acknowledgement with a filter schema that knows only the core fields
+    // and drops the rest; the notifications below show what was honoured.)
+    check((await tsub.closed) === 'graceful', 'listen on a task: ended gracefully once it ended');
+    const last = seen.at(-1);
+    check(seen.length >= 2 && seen[0].status === 'working' && last?.status === 'completed' &&
+      JSON.stringify(last.result).includes('listened'), 'notifications/tasks', seen);
+    await c2.close();
+  }
+}
 await client.close();
 console.log('SDK2-INTEROP-OK');
