@@ -17,11 +17,46 @@ type prefilter interface {
 	find(buf []byte, from int) int
 }
 
-type literalPre struct{ lit []byte }
+// literalPre finds one literal by its rarest byte (by byteFreq): looking
+// for one byte is much faster than bytes.Index when the literal starts with
+// a common one. Where the rare byte turns out common here, it hands over
+// to bytes.Index.
+type literalPre struct {
+	lit  []byte
+	rare byte
+	off  int // of rare in lit
+}
+
+func newLiteralPre(lit []byte) literalPre {
+	p := literalPre{lit: lit, rare: lit[0]}
+	for i, c := range lit {
+		if byteFreq[c] < byteFreq[p.rare] {
+			p.rare, p.off = c, i
+		}
+	}
+	return p
+}
 
 func (p literalPre) find(buf []byte, from int) int {
-	if i := bytes.Index(buf[from:], p.lit); i >= 0 {
-		return from + i
+	fails := 0
+	for i := from + p.off; i < len(buf); {
+		j := bytes.IndexByte(buf[i:], p.rare)
+		if j < 0 {
+			return -1
+		}
+		at := i + j - p.off
+		if at+len(p.lit) <= len(buf) && bytes.Equal(buf[at:at+len(p.lit)], p.lit) {
+			return at
+		}
+		i += j + 1
+		// Too many false hits for the bytes skipped: search the whole
+		// literal instead.
+		if fails++; fails > 4+(i-from)>>4 {
+			if k := bytes.Index(buf[i-p.off:], p.lit); k >= 0 {
+				return i - p.off + k
+			}
+			return -1
+		}
 	}
 	return -1
 }
@@ -241,7 +276,7 @@ func buildPrefilter(tree *syntax.Regexp) (prefilter, bool) {
 		return foldPrefilter(l.set[0]), false
 	}
 	if len(l.set) == 1 {
-		return literalPre{[]byte(l.set[0])}, exact
+		return newLiteralPre([]byte(l.set[0])), exact
 	}
 	p := setPre{}
 	for _, s := range l.set {
