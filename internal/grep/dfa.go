@@ -24,8 +24,8 @@ import (
 // and the scan goes on from where it is; when that happens with too few
 // bytes scanned per state built (a pattern whose automaton is exponential
 // in size, like (a|b)*a(a|b){20} on random text), it gives up (ok false)
-// for good and the caller matches with the other engines, as RE2 does. It
-// also gives up on a non-ASCII character when \b is Unicode-aware.
+// for good and the caller matches with the other engines, as RE2 does.
+// Word characters are Unicode's when the pattern's \b is, as in the VM.
 type dfa struct {
 	prog      *syntax.Prog
 	unicodeWB bool
@@ -420,9 +420,6 @@ func (d *dfa) firstMatchEnd(buf []byte, from int) (int, bool) {
 		r, w := utf8.DecodeRune(buf[i:])
 		if r == utf8.RuneError && w == 1 {
 			r = rawByteRune(c)
-		} else if d.unicodeWB {
-			d.scanned += i - seg
-			return 0, false
 		}
 		key := uint64(si)<<32 | uint64(r)
 		t, known := d.wide[key]
