@@ -193,6 +193,7 @@ func (d *dfa) byteClasses() {
 
 func (d *dfa) reset() {
 	d.trans = d.trans[:0]
+	clear(d.states) // drop the old threads
 	d.states = d.states[:0]
 	d.index = map[string]int32{}
 	d.wide = map[uint64]int32{}
