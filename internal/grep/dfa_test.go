@@ -155,12 +155,25 @@ func TestDFACacheBounded(t *testing.T) {
 	if limit := dfaCacheBytes + 64<<10; maxMem > limit {
 		t.Errorf("cache held %d bytes, bound %d", maxMem, limit)
 	}
-	// The same through a search, which must finish (the search's own
-	// deadline is the guard).
-	dir := t.TempDir()
-	write(t, dir+"/x.txt", string(randomLines(rng, alphabet, 2000, 400)))
-	res, err := Search(t.Context(), openRoot(t, dir), Options{Pattern: pat, Mode: Count})
-	if err != nil || res.Stopped != "" || len(res.Files) != 1 {
-		t.Fatalf("%v %+v", err, res)
+	// Through a search, with this pattern and with the one that has a
+	// literal for the prefilter (the DFA then checks the candidate lines):
+	// it finishes (the search's own deadline is the guard) with the count
+	// the VM gives.
+	for _, c := range []struct {
+		pat      string
+		alphabet []string
+	}{{pat, alphabet}, {`(a|b)*a(a|b){20}`, []string{"a", "b"}}} {
+		text := randomLines(rng, c.alphabet, 2000, 400)
+		mc, err := compilePattern(c.pat, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := len(vmLines(mc, text))
+		dir := t.TempDir()
+		write(t, dir+"/x.txt", string(text))
+		res, err := Search(t.Context(), openRoot(t, dir), Options{Pattern: c.pat, Mode: Count})
+		if err != nil || res.Stopped != "" || len(res.Files) != 1 || res.Files[0].Count != want {
+			t.Fatalf("%s: %v %+v, want %d lines", c.pat, err, res, want)
+		}
 	}
 }
