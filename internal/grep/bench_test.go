@@ -1,6 +1,7 @@
 package grep
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -192,8 +193,19 @@ func benchText(b testing.TB) []byte {
 // text, per pattern (the engine alone, no files).
 func BenchmarkCountLines(b *testing.B) {
 	text := benchText(b)
-	for _, pat := range []string{`[A-Z][a-z]+[0-9]{3}`, `return`, `func \w+Close\w*\(`, `\b[a-z]+_[a-z]+\b`, `[a-z]+\d+`, `^\s+\}$`} {
-		b.Run(pat, func(b *testing.B) {
+	// the same with non-ASCII words in its comments
+	utf := bytes.ReplaceAll(bytes.ReplaceAll(text, []byte(" the "), []byte(" 的 ")), []byte(" of "), []byte(" τοῦ "))
+	for _, c := range []struct {
+		pat  string
+		text []byte
+	}{{`[A-Z][a-z]+[0-9]{3}`, text}, {`return`, text}, {`func \w+Close\w*\(`, text}, {`\b[a-z]+_[a-z]+\b`, text},
+		{`[a-z]+\d+`, text}, {`^\s+\}$`, text}, {`[A-Z][a-z]+[0-9]{3}`, utf}, {`\b[A-Z][a-z]+[0-9]{3}\b`, utf}} {
+		pat, text := c.pat, c.text
+		name := pat
+		if &text[0] == &utf[0] {
+			name += "/utf8"
+		}
+		b.Run(name, func(b *testing.B) {
 			m, err := compilePattern(pat, false, false)
 			if err != nil {
 				b.Fatal(err)

@@ -3,6 +3,7 @@ package grep
 import (
 	"regexp/syntax"
 	"slices"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -17,7 +18,8 @@ import (
 // next state's row offset, so the inner loop is one load per byte. Other
 // characters step through a map. ^ $ \b \B are evaluated from the previous
 // and the next character (a state remembers only what the program can ask
-// of the previous one). The start state, when most bytes lead back to it,
+// of the previous one). When the program tells no non-ASCII characters
+// apart, they share one transition per state. The start state, when most bytes lead back to it,
 // is left by scanning for the few bytes that do not (see accel).
 //
 // Its memory is bounded (dfaCacheBytes): when full, the cache is cleared
@@ -32,12 +34,16 @@ type dfa struct {
 	flagMask  uint8 // the state flags the program can observe
 
 	classes [256]uint8 // byte → column; every byte >= 0x80 has the last column, never filled
-	rep     []byte     // a byte of each ASCII column
-	stride  int        // columns
+	// alike: every non-ASCII character (and raw byte) steps alike, through
+	// other (one per state); else through wide.
+	alike  bool
+	rep    []byte // a byte of each ASCII column
+	stride int    // columns
 
 	trans  []int32 // stride entries per state: the next state's row offset, tUnknown or tMatch
 	states []dstate
 	index  map[string]int32
+	other  []int32          // per state: the transition on any non-ASCII character, when alike
 	wide   map[uint64]int32 // (state, non-ASCII rune) → a transition as in trans
 	mem    int              // bytes held by the cache, roughly
 	budget int              // the bound on mem (dfaCacheBytes; tests lower it)
@@ -94,7 +100,7 @@ func newDFA(prog *syntax.Prog, unicodeWB bool) *dfa {
 // (and that are alike as newlines and word characters, where the program
 // asks) one column of the table.
 func (d *dfa) byteClasses() {
-	var needLine, needWord bool
+	var needLine, needWord, nonASCII bool
 	type mask [2]uint64
 	masks := map[mask]bool{}
 	set := func(m *mask, c int) { m[c>>6] |= 1 << (c & 63) }
@@ -114,6 +120,9 @@ func (d *dfa) byteClasses() {
 				needWord = true
 			}
 		case syntax.InstRune, syntax.InstRune1:
+			if matchesNonASCII(inst) {
+				nonASCII = true
+			}
 			if identity {
 				continue
 			}
@@ -141,6 +150,7 @@ func (d *dfa) byteClasses() {
 	if needLine {
 		d.flagMask |= fBegin | fNL
 	}
+	d.alike = !nonASCII && !(needWord && d.unicodeWB)
 	if needWord {
 		d.flagMask |= fWord
 		var w mask
@@ -191,8 +201,33 @@ func (d *dfa) byteClasses() {
 	d.stride = n + 1
 }
 
+// matchesNonASCII reports whether a Rune instruction matches a character
+// outside ASCII (or a raw byte).
+func matchesNonASCII(inst *syntax.Inst) bool {
+	rs := inst.Rune
+	fold := inst.Op == syntax.InstRune && syntax.Flags(inst.Arg)&syntax.FoldCase != 0
+	for j := 0; j < len(rs); j += 2 {
+		hi := rs[j]
+		if j+1 < len(rs) {
+			hi = rs[j+1]
+		}
+		if hi >= utf8.RuneSelf {
+			return true
+		}
+		for c := rs[j]; fold && c <= hi; c++ {
+			for f := unicode.SimpleFold(c); f != c; f = unicode.SimpleFold(f) {
+				if f >= utf8.RuneSelf {
+					return true // k and s fold with K (Kelvin) and ſ
+				}
+			}
+		}
+	}
+	return false
+}
+
 func (d *dfa) reset() {
 	d.trans = d.trans[:0]
+	d.other = d.other[:0]
 	clear(d.states) // drop the old threads
 	d.states = d.states[:0]
 	d.index = map[string]int32{}
@@ -229,7 +264,8 @@ func (d *dfa) intern(pcs []uint32, flags uint8) int32 {
 	for range d.stride {
 		d.trans = append(d.trans, tUnknown)
 	}
-	d.mem += 4*d.stride + 2*len(d.key) + 96
+	d.other = append(d.other, tUnknown)
+	d.mem += 4*d.stride + 4 + 2*len(d.key) + 96
 	return i
 }
 
@@ -393,11 +429,18 @@ func (d *dfa) firstMatchEnd(buf []byte, from int) (int, bool) {
 		}
 		si := int32(s / d.stride)
 		c := buf[i]
-		if c < utf8.RuneSelf {
-			col := s + int(d.classes[c])
-			t := d.trans[col]
+		if c < utf8.RuneSelf || d.alike {
+			tab, col := d.trans, s+int(d.classes[c])
+			w := 1
+			r := rune(c)
+			if c >= utf8.RuneSelf {
+				_, w = utf8.DecodeRune(buf[i:])
+				r = utf8.RuneError // stands for them all
+				tab, col = d.other, int(si)
+			}
+			t := tab[col]
 			if t == tUnknown {
-				t = d.transition(si, rune(c))
+				t = d.transition(si, r)
 				if t != tMatch && d.full() {
 					d.scanned, seg = d.scanned+i-seg, i
 					ns, ok := d.clear(t / int32(d.stride))
@@ -405,17 +448,17 @@ func (d *dfa) firstMatchEnd(buf []byte, from int) (int, bool) {
 						return 0, false
 					}
 					s = int(ns) * d.stride
-					i++
+					i += w
 					continue
 				}
-				d.trans[col] = t
+				tab[col] = t
 			}
 			if t == tMatch {
 				d.scanned += i - seg
 				return i, true
 			}
 			s = int(t)
-			i++
+			i += w
 			continue
 		}
 		r, w := utf8.DecodeRune(buf[i:])

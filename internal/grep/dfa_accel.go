@@ -1,5 +1,7 @@
 package grep
 
+import "unicode/utf8"
+
 // accel skips, from the DFA's start state, the bytes on which that state
 // leads back to itself with no match: for a pattern like [A-Z][a-z]+\d{3}
 // most of a text is read in the start state, and finding the next
@@ -33,8 +35,14 @@ func (d *dfa) buildAccel() {
 			d.trans[k] = t
 		}
 	}
+	if d.alike && !d.full() && d.other[0] == tUnknown {
+		d.other[0] = d.transition(0, utf8.RuneError)
+	}
 	for c := 0; c < 256; c++ {
-		if d.trans[d.classes[c]] == 0 {
+		// A non-ASCII byte can be skipped when every non-ASCII character
+		// loops: the scan stops only on ASCII bytes, which are character
+		// boundaries.
+		if (c < utf8.RuneSelf && d.trans[d.classes[c]] == 0) || (c >= utf8.RuneSelf && d.alike && d.other[0] == 0) {
 			loops++
 		} else {
 			d.acc.stop[c] = 1

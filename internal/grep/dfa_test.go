@@ -77,11 +77,12 @@ func randomLines(rng *rand.Rand, alphabet []string, lines, width int) []byte {
 // small that it is cleared all the time.
 func TestDFAAgreesWithVM(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	alphabet := []string{"a", "b", "c", "A", "Z", "1", "9", "_", " ", "-", "é", "β", "\xff", "\t"}
+	alphabet := []string{"a", "b", "c", "A", "Z", "1", "9", "_", " ", "-", "é", "β", "\xff", "\t", "\u212a", "ſ", "k", "s"}
 	patterns := []string{
 		`[A-Z][a-z]+[0-9]{3}`, `a+b`, `^ab`, `b$`, `\bab\b`, `\Ba\B`, `(?-u:\b)a`, `[^a]c`, `^$`, `a|b1`,
 		`(a|b)*a(a|b){5}`, `\w+\s\w`, `(?i)AB`, `é|β`, `[^\x00-\x7F]`, `(?-u)\xFF`, `.c.`, `^[a-c]+$`, `\d\d`, `Z\b`,
-		`\p{Greek}`, `(?-u:\w)é`, `a{3,}`, `[[:upper:]][[:digit:]]`,
+		`\p{Greek}`, `(?-u:\w)é`, `a{3,}`, `[[:upper:]][[:digit:]]`, `a.b`, `A.{2}9`, `(?i)k.`, `(?i)s\d`, `(?i)ks`, `(?i)s[a-c]`, `[^a-z]{2}`,
+		`(?-u:\b)Z.`, `^.{3}$`,
 	}
 	clears := 0
 	for _, pat := range patterns {
