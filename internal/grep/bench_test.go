@@ -199,7 +199,7 @@ func BenchmarkCountLines(b *testing.B) {
 		pat  string
 		text []byte
 	}{{`[A-Z][a-z]+[0-9]{3}`, text}, {`return`, text}, {`func \w+Close\w*\(`, text}, {`\b[a-z]+_[a-z]+\b`, text},
-		{`[a-z]+\d+`, text}, {`^\s+\}$`, text}, {`[A-Z][a-z]+[0-9]{3}`, utf}, {`\b[A-Z][a-z]+[0-9]{3}\b`, utf}} {
+		{`[a-z]+\d+`, text}, {`^\s+\}$`, text}, {`^\s*[A-Z]\w+\d`, text}, {`[A-Z][a-z]+[0-9]{3}`, utf}, {`\b[A-Z][a-z]+[0-9]{3}\b`, utf}} {
 		pat, text := c.pat, c.text
 		name := pat
 		if &text[0] == &utf[0] {

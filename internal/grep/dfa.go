@@ -53,6 +53,10 @@ type dfa struct {
 	failed  bool
 
 	acc accel
+	// lineSkip: state 1 (row offset stride) is the middle of a line where
+	// no match can start before the next one (a pattern anchored with ^):
+	// the scan jumps to the next newline.
+	lineSkip bool
 
 	// scratch
 	stack, work, live, next []uint32
@@ -100,7 +104,7 @@ func newDFA(prog *syntax.Prog, unicodeWB bool) *dfa {
 // (and that are alike as newlines and word characters, where the program
 // asks) one column of the table.
 func (d *dfa) byteClasses() {
-	var needLine, needWord, nonASCII bool
+	var needText, needLine, needWord, nonASCII bool
 	type mask [2]uint64
 	masks := map[mask]bool{}
 	set := func(m *mask, c int) { m[c>>6] |= 1 << (c & 63) }
@@ -113,8 +117,11 @@ func (d *dfa) byteClasses() {
 		switch inst.Op {
 		case syntax.InstEmptyWidth:
 			op := syntax.EmptyOp(inst.Arg)
-			if op&(syntax.EmptyBeginLine|syntax.EmptyBeginText) != 0 {
+			if op&syntax.EmptyBeginLine != 0 {
 				needLine = true
+			}
+			if op&syntax.EmptyBeginText != 0 {
+				needText = true
 			}
 			if op&(syntax.EmptyWordBoundary|syntax.EmptyNoWordBoundary) != 0 {
 				needWord = true
@@ -147,8 +154,11 @@ func (d *dfa) byteClasses() {
 			masks[m] = true
 		}
 	}
-	if needLine {
-		d.flagMask |= fBegin | fNL
+	if needLine || needText {
+		d.flagMask |= fNL
+	}
+	if needText {
+		d.flagMask |= fBegin
 	}
 	d.alike = !nonASCII && !(needWord && d.unicodeWB)
 	if needWord {
@@ -235,6 +245,7 @@ func (d *dfa) reset() {
 	d.mem = 0
 	d.scanned = 0
 	d.startState()
+	d.buildLineSkip()
 	d.acc = accel{}
 	d.buildAccel()
 }
@@ -423,6 +434,12 @@ func (d *dfa) firstMatchEnd(buf []byte, from int) (int, bool) {
 				i = d.acc.skip(buf, i)
 			}
 		}
+		if d.lineSkip {
+			lo = int32(d.stride) + 1
+			if s == d.stride {
+				i = nextNewline(buf, i)
+			}
+		}
 		i, s = scan(d.trans, &d.classes, buf, i, s, lo)
 		if i >= len(buf) {
 			break
@@ -505,14 +522,15 @@ func (d *dfa) firstMatchEnd(buf []byte, from int) (int, bool) {
 }
 
 // scan steps from state (row offset) s at buf[i] while the bytes are
-// ASCII with a known transition to a state at or past row offset lo (lo 1:
-// stop on a return to the start state), and returns where it stopped.
+// ASCII with a known transition to a state at or past row offset lo (the
+// ones before are those the caller skips from), and returns where it
+// stopped.
 func scan(tab []int32, cls *[256]uint8, buf []byte, i, s int, lo int32) (int, int) {
 	for i < len(buf) {
 		t := tab[s+int(cls[buf[i]])]
 		if t < lo {
-			if t == 0 { // lo is 1: back to the start
-				return i + 1, 0
+			if t >= 0 {
+				return i + 1, int(t)
 			}
 			return i, s
 		}

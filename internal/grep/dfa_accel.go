@@ -1,6 +1,10 @@
 package grep
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"regexp/syntax"
+	"unicode/utf8"
+)
 
 // accel skips, from the DFA's start state, the bytes on which that state
 // leads back to itself with no match: for a pattern like [A-Z][a-z]+\d{3}
@@ -74,4 +78,63 @@ func (a *accel) skip(buf []byte, i int) int {
 		a.skipped, a.calls = 0, 0
 	}
 	return i
+}
+
+// buildLineSkip makes state 1 the start's threads in the middle of a line
+// and turns lineSkip on if that state leads back to itself on every
+// character but a newline, with no match (every match starts at a line
+// start).
+func (d *dfa) buildLineSkip() {
+	d.lineSkip = false
+	if d.flagMask&fNL == 0 || d.flagMask&fBegin != 0 || len(d.states) != 1 || d.full() {
+		return
+	}
+	d.next = append(d.next[:0], d.states[0].pcs...)
+	if si := d.intern(d.next, 0); si != 1 {
+		return
+	}
+	self := int32(d.stride)
+	for k := 0; k < d.stride-1; k++ {
+		if d.full() {
+			return
+		}
+		c := d.rep[k]
+		t := d.trans[d.stride+k]
+		if t == tUnknown {
+			t = d.transition(1, rune(c))
+			d.trans[d.stride+k] = t
+		}
+		if c != '\n' && t != self {
+			return
+		}
+	}
+	if !d.alike {
+		// Non-ASCII characters are told apart: the state must be nothing
+		// but threads waiting for a line start (and the state must not
+		// depend on the character being a word one).
+		if d.flagMask&fWord != 0 {
+			return
+		}
+		for _, pc := range d.states[1].pcs {
+			inst := &d.prog.Inst[pc]
+			if inst.Op != syntax.InstEmptyWidth || syntax.EmptyOp(inst.Arg)&(syntax.EmptyBeginLine|syntax.EmptyBeginText) == 0 {
+				return
+			}
+		}
+		d.lineSkip = true
+		return
+	}
+	if d.other[1] == tUnknown {
+		d.other[1] = d.transition(1, utf8.RuneError)
+	}
+	d.lineSkip = d.other[1] == self
+}
+
+// nextNewline returns the position of the next newline at or after i, or
+// len(buf).
+func nextNewline(buf []byte, i int) int {
+	if j := bytes.IndexByte(buf[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(buf)
 }

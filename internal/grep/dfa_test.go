@@ -82,7 +82,7 @@ func TestDFAAgreesWithVM(t *testing.T) {
 		`[A-Z][a-z]+[0-9]{3}`, `a+b`, `^ab`, `b$`, `\bab\b`, `\Ba\B`, `(?-u:\b)a`, `[^a]c`, `^$`, `a|b1`,
 		`(a|b)*a(a|b){5}`, `\w+\s\w`, `(?i)AB`, `é|β`, `[^\x00-\x7F]`, `(?-u)\xFF`, `.c.`, `^[a-c]+$`, `\d\d`, `Z\b`,
 		`\p{Greek}`, `(?-u:\w)é`, `a{3,}`, `[[:upper:]][[:digit:]]`, `a.b`, `A.{2}9`, `(?i)k.`, `(?i)s\d`, `(?i)ks`, `(?i)s[a-c]`, `[^a-z]{2}`,
-		`(?-u:\b)Z.`, `^.{3}$`,
+		`(?-u:\b)Z.`, `^.{3}$`, `^[A-Z][a-z]+\d`, `^\s*[a-c]+$`, `^a|b9`, `^(a|b)*a(a|b){3}`, `(?m:^)c`, `\Ab`,
 	}
 	clears := 0
 	for _, pat := range patterns {
