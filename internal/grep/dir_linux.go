@@ -4,6 +4,7 @@ package grep
 
 import (
 	"os"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -49,7 +50,9 @@ type entry struct {
 // the file system does not fill it in).
 func (h *dirHandle) list() []entry {
 	var out []entry
-	buf := make([]byte, 32<<10)
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
 	for {
 		n, err := unix.Getdents(h.fd, buf)
 		if err == unix.EINTR {
@@ -97,6 +100,9 @@ func (h *dirHandle) list() []entry {
 		}
 	}
 }
+
+// direntBufs hold getdents buffers between directories.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 func modeOf(m uint32) os.FileMode {
 	switch m & unix.S_IFMT {

@@ -321,6 +321,7 @@ func (s *search) runJobs(produce func(emit func(job) bool)) {
 			fsr := s.newFileSearcher()
 			defer fsr.release()
 			for b := range jobs {
+				b.res = make([]done, 0, len(b.jobs))
 				for _, j := range b.jobs {
 					var r fileResult
 					if !halted.Load() {
