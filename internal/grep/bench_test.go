@@ -1,6 +1,7 @@
 package grep
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -169,4 +170,74 @@ func BenchmarkSmallTree(b *testing.B) {
 			}
 		}
 	})
+}
+
+// benchText is about 4 MB of the benchmark tree's source-like text.
+func benchText(b testing.TB) []byte {
+	dir := b.TempDir()
+	if _, err := gentree.Generate(dir, 1000, 1); err != nil {
+		b.Fatal(err)
+	}
+	var text []byte
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			data, _ := os.ReadFile(p)
+			text = append(text, data...)
+		}
+		return nil
+	})
+	return text
+}
+
+// BenchmarkCountLines: the matching lines of a buffer of source-like
+// text, per pattern (the engine alone, no files).
+func BenchmarkCountLines(b *testing.B) {
+	text := benchText(b)
+	// the same with non-ASCII words in its comments
+	utf := bytes.ReplaceAll(bytes.ReplaceAll(text, []byte(" the "), []byte(" 的 ")), []byte(" of "), []byte(" τοῦ "))
+	for _, c := range []struct {
+		pat  string
+		text []byte
+	}{{`[A-Z][a-z]+[0-9]{3}`, text}, {`return`, text}, {`func \w+Close\w*\(`, text}, {`\b[a-z]+_[a-z]+\b`, text},
+		{`[a-z]+\d+`, text}, {`^\s+\}$`, text}, {`^\s*[A-Z]\w+\d`, text}, {`[A-Z][a-z]+[0-9]{3}`, utf}, {`\b[A-Z][a-z]+[0-9]{3}\b`, utf}} {
+		pat, text := c.pat, c.text
+		name := pat
+		if &text[0] == &utf[0] {
+			name += "/utf8"
+		}
+		b.Run(name, func(b *testing.B) {
+			m, err := compilePattern(pat, false, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m = m.clone()
+			b.SetBytes(int64(len(text)))
+			n := 0
+			// The machine may be shared: report this thread's CPU time too.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := threadCPU()
+			for i := 0; i < b.N; i++ {
+				n = 0
+				for pos := 0; pos < len(text); {
+					_, le, ok := m.nextLine(text, pos)
+					if !ok {
+						break
+					}
+					n++
+					pos = le + 1
+				}
+			}
+			cpu := threadCPU() - cpu0
+			b.ReportMetric(float64(n), "lines")
+			b.ReportMetric(float64(len(text))*float64(b.N)/cpu.Seconds()/1e6, "cpu-MB/s")
+		})
+	}
+}
+
+// threadCPU is the CPU time of the calling thread (user and system).
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(1, &ru) // RUSAGE_THREAD
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

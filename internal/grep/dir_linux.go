@@ -4,6 +4,7 @@ package grep
 
 import (
 	"os"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -49,7 +50,9 @@ type entry struct {
 // the file system does not fill it in).
 func (h *dirHandle) list() []entry {
 	var out []entry
-	buf := make([]byte, 32<<10)
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
 	for {
 		n, err := unix.Getdents(h.fd, buf)
 		if err == unix.EINTR {
@@ -98,6 +101,9 @@ func (h *dirHandle) list() []entry {
 	}
 }
 
+// direntBufs hold getdents buffers between directories.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 func modeOf(m uint32) os.FileMode {
 	switch m & unix.S_IFMT {
 	case unix.S_IFREG:
@@ -110,11 +116,24 @@ func modeOf(m uint32) os.FileMode {
 	return os.ModeIrregular
 }
 
-// fdReader reads a file descriptor; EAGAIN (a FIFO swapped in after the
-// listing) reads as the end.
-type fdReader struct{ fd int }
+// fdReader reads a file descriptor opened from a directory listing that
+// said "regular file". If something else was swapped in since: a FIFO reads
+// as the end (EAGAIN, it was opened non-blocking), and anything that gives
+// more than one read's worth of data is checked with fstat first and read
+// as the end unless it is a regular file. (Checking every file up front
+// would cost a system call per file; most files are read in one call.)
+type fdReader struct {
+	fd    int
+	reads int // reads that returned data
+}
 
-func (r fdReader) Read(p []byte) (int, error) {
+func (r *fdReader) Read(p []byte) (int, error) {
+	if r.reads == 1 {
+		var st unix.Stat_t
+		if unix.Fstat(r.fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return 0, errEOF
+		}
+	}
 	for {
 		n, err := unix.Read(r.fd, p)
 		if err == unix.EINTR {
@@ -129,21 +148,18 @@ func (r fdReader) Read(p []byte) (int, error) {
 		if n == 0 {
 			return 0, errEOF
 		}
+		r.reads++
 		return n, nil
 	}
 }
 
-// searchInDir opens name in h (a regular file, opened without following
-// a link or blocking) and searches it.
+// searchInDir opens name in h (without following a link or blocking) and
+// searches it.
 func (s *search) searchInDir(fsr *fileSearcher, h *dirHandle, name string, walked bool) fileResult {
 	fd, err := unix.Openat(h.fd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		return fileResult{}
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fileResult{}
-	}
-	return fsr.search(fdReader{fd}, walked)
+	return fsr.search(&fdReader{fd: fd}, walked)
 }

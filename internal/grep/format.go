@@ -1,7 +1,6 @@
 package grep
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 	"strings"
@@ -14,69 +13,78 @@ import (
 // note of how many lines were hidden, and a note when the search stopped
 // early.
 func (r *Result) Format() string {
-	var out bytes.Buffer
+	out := make([]byte, 0, r.bytes+64) // r.bytes is close to the size (a bit over)
 	n := 0
 	limit := r.opts.HeadLimit
-	line := func(parts ...[]byte) {
+	// begin starts an output line; false when it falls past the limit.
+	begin := func() bool {
 		if limit > 0 && n >= limit {
 			n++
-			return
+			return false
 		}
 		if n > 0 {
-			out.WriteByte('\n')
-		}
-		for _, p := range parts {
-			out.Write(p)
+			out = append(out, '\n')
 		}
 		n++
+		return true
 	}
-	sep := []byte("--")
 	for _, f := range r.Files {
-		p := []byte(f.Path)
 		switch r.Mode {
 		case FilesWithMatches:
-			line(p)
+			if begin() {
+				out = append(out, f.Path...)
+			}
 		case Count:
-			line(p, []byte(":"+strconv.Itoa(f.Count)))
+			if begin() {
+				out = append(out, f.Path...)
+				out = append(out, ':')
+				out = strconv.AppendInt(out, int64(f.Count), 10)
+			}
 		case Content:
 			for i, l := range f.Lines {
-				if r.ctxOn && (l.Gap || (i == 0 && n > 0)) {
-					line(sep)
+				if r.ctxOn && (l.Gap || (i == 0 && n > 0)) && begin() {
+					out = append(out, "--"...)
 				}
-				mark := []byte{'-'}
+				if !begin() {
+					continue
+				}
+				mark := byte('-')
 				if l.Match {
-					mark[0] = ':'
+					mark = ':'
 				}
+				out = append(out, f.Path...)
+				out = append(out, mark)
 				if r.opts.LineNumbers {
-					line(p, mark, []byte(strconv.Itoa(l.Number)), mark, l.Text)
-				} else {
-					line(p, mark, l.Text)
+					out = strconv.AppendInt(out, int64(l.Number), 10)
+					out = append(out, mark)
 				}
+				out = append(out, l.Text...)
 			}
 			if f.Binary != "" {
-				if r.ctxOn && len(f.Lines) == 0 && n > 0 {
-					line(sep)
+				if r.ctxOn && len(f.Lines) == 0 && n > 0 && begin() {
+					out = append(out, "--"...)
 				}
-				line(p, []byte(": "+f.Binary))
+				if begin() {
+					out = append(out, f.Path...)
+					out = append(out, ": "...)
+					out = append(out, f.Binary...)
+				}
 			}
 		}
 	}
 	total := max(n, r.outLines)
-	text := jsTrim(decodeUTF8(out.Bytes()))
-	var b strings.Builder
+	text := jsTrim(decodeUTF8(out))
+	out = nil
 	switch {
 	case text == "":
-		b.WriteString("No matches found")
+		text = "No matches found"
 	case limit > 0 && total > limit:
-		b.WriteString(text)
-		b.WriteString("\n[output truncated to first " + strconv.Itoa(limit) + " lines; " + strconv.Itoa(total-limit) + " more hidden]")
-	default:
-		b.WriteString(text)
+		text += "\n[output truncated to first " + strconv.Itoa(limit) + " lines; " + strconv.Itoa(total-limit) + " more hidden]"
 	}
 	if r.Stopped != "" {
-		b.WriteString("\n[stopped early: " + r.Stopped + "]")
+		text += "\n[stopped early: " + r.Stopped + "]"
 	}
-	return b.String()
+	return text
 }
 
 // decodeUTF8 decodes b as the WHATWG UTF-8 decoder does (what Node's

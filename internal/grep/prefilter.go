@@ -2,6 +2,7 @@ package grep
 
 import (
 	"bytes"
+	"math"
 	"regexp/syntax"
 	"strings"
 	"unicode"
@@ -16,11 +17,46 @@ type prefilter interface {
 	find(buf []byte, from int) int
 }
 
-type literalPre struct{ lit []byte }
+// literalPre finds one literal by its rarest byte (by byteFreq): looking
+// for one byte is much faster than bytes.Index when the literal starts with
+// a common one. Where the rare byte turns out common here, it hands over
+// to bytes.Index.
+type literalPre struct {
+	lit  []byte
+	rare byte
+	off  int // of rare in lit
+}
+
+func newLiteralPre(lit []byte) literalPre {
+	p := literalPre{lit: lit, rare: lit[0]}
+	for i, c := range lit {
+		if byteFreq[c] < byteFreq[p.rare] {
+			p.rare, p.off = c, i
+		}
+	}
+	return p
+}
 
 func (p literalPre) find(buf []byte, from int) int {
-	if i := bytes.Index(buf[from:], p.lit); i >= 0 {
-		return from + i
+	fails := 0
+	for i := from + p.off; i < len(buf); {
+		j := bytes.IndexByte(buf[i:], p.rare)
+		if j < 0 {
+			return -1
+		}
+		at := i + j - p.off
+		if at+len(p.lit) <= len(buf) && bytes.Equal(buf[at:at+len(p.lit)], p.lit) {
+			return at
+		}
+		i += j + 1
+		// Too many false hits for the bytes skipped: search the whole
+		// literal instead.
+		if fails++; fails > 4+(i-from)>>4 {
+			if k := bytes.Index(buf[i-p.off:], p.lit); k >= 0 {
+				return i - p.off + k
+			}
+			return -1
+		}
 	}
 	return -1
 }
@@ -107,6 +143,9 @@ func (l *lits) minLen() int {
 	return n
 }
 
+// better picks the literals that will stop the search less often: exact
+// ones over case-folded ones, then the set less likely to occur at a given
+// position of typical text (longer and with rarer bytes).
 func better(a, b *lits) *lits {
 	if a == nil {
 		return b
@@ -120,17 +159,56 @@ func better(a, b *lits) *lits {
 		}
 		return a
 	}
-	if a.minLen() != b.minLen() {
-		if a.minLen() > b.minLen() {
-			return a
-		}
-		return b
-	}
-	if len(b.set) < len(a.set) {
+	if b.commonness() < a.commonness() {
 		return b
 	}
 	return a
 }
+
+// commonness estimates the log of the chance that one of the literals
+// starts at a given position of typical text.
+func (l *lits) commonness() float64 {
+	total := 0.0
+	for _, s := range l.set {
+		p := 1.0
+		for i := 0; i < len(s); i++ {
+			p *= byteFreq[s[i]]
+		}
+		total += p
+	}
+	return math.Log(total)
+}
+
+// byteFreq approximates how often each byte occurs in source code and
+// prose.
+var byteFreq = func() [256]float64 {
+	var f [256]float64
+	for c := range f {
+		f[c] = 0.0005 // non-ASCII, controls
+	}
+	for c := 0x21; c < 0x7F; c++ {
+		f[c] = 0.001 // punctuation
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		f[c] = 0.002
+	}
+	for c := '0'; c <= '9'; c++ {
+		f[c] = 0.003
+	}
+	for _, e := range []struct {
+		chars string
+		freq  float64
+	}{
+		{" ", 0.15}, {"e", 0.06}, {"t", 0.05}, {"rnoias", 0.037}, {"\n\t", 0.03}, {"l", 0.025}, {"cd", 0.021},
+		{"u", 0.018}, {"pm", 0.015}, {"fh", 0.012}, {"g().,=", 0.01}, {"b", 0.008}, {"yvw", 0.006},
+		{"k\"_", 0.005}, {":{}", 0.004}, {"x;/*-", 0.003}, {"jqz", 0.001},
+	} {
+		for i := 0; i < len(e.chars); i++ {
+			f[e.chars[i]] = e.freq
+		}
+	}
+	return f
+}()
 
 // required returns literals one of which every match contains.
 func required(re *syntax.Regexp) *lits {
@@ -198,7 +276,7 @@ func buildPrefilter(tree *syntax.Regexp) (prefilter, bool) {
 		return foldPrefilter(l.set[0]), false
 	}
 	if len(l.set) == 1 {
-		return literalPre{[]byte(l.set[0])}, exact
+		return newLiteralPre([]byte(l.set[0])), exact
 	}
 	p := setPre{}
 	for _, s := range l.set {

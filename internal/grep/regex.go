@@ -368,6 +368,11 @@ func estimateGoInsts(re *syntax.Regexp) float64 {
 
 // matchLine reports whether the line (without its terminator) matches.
 func (m *matcher) matchLine(line []byte) bool {
+	if m.dfa != nil {
+		if e, ok := m.dfa.firstMatchEnd(line, 0); ok {
+			return e >= 0
+		}
+	}
 	if m.re == nil || m.rawBytes {
 		_, _, ok := m.vm.find(line, 0)
 		return ok

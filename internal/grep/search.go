@@ -232,9 +232,8 @@ type search struct {
 	global *ignoreFile
 }
 
-// job is one file to search, numbered in path order.
+// job is one file to search.
 type job struct {
-	seq     int
 	dir     *dirHandle // the directory a walked file is in
 	name    string     // its name there
 	display string     // the path as printed
@@ -290,16 +289,25 @@ func (s *search) run() (*Result, error) {
 	return s.res, nil
 }
 
+// jobBatch is how many files travel to a worker together: handing over
+// each file alone costs more (goroutine wake-ups) than searching a small
+// one.
+const jobBatch = 16
+
 // runJobs searches the files produce emits, in parallel, and collects
 // the results in order.
 func (s *search) runJobs(produce func(emit func(job) bool)) {
 	type done struct {
-		seq int
-		j   job
-		r   fileResult
+		j job
+		r fileResult
 	}
-	jobs := make(chan job, 4*s.opts.Workers)
-	results := make(chan done, 4*s.opts.Workers)
+	type batch struct {
+		seq  int // of the first job
+		jobs []job
+		res  []done
+	}
+	jobs := make(chan *batch, 2*s.opts.Workers)
+	results := make(chan *batch, 2*s.opts.Workers)
 	stop := make(chan struct{})
 	var stopOnce sync.Once
 	var halted atomic.Bool
@@ -311,16 +319,21 @@ func (s *search) runJobs(produce func(emit func(job) bool)) {
 		go func() {
 			defer wg.Done()
 			fsr := s.newFileSearcher()
-			for j := range jobs {
-				var r fileResult
-				if !halted.Load() {
-					r = s.searchFile(fsr, j)
-				}
-				if j.dir != nil {
-					j.dir.release()
+			defer fsr.release()
+			for b := range jobs {
+				b.res = make([]done, 0, len(b.jobs))
+				for _, j := range b.jobs {
+					var r fileResult
+					if !halted.Load() {
+						r = s.searchFile(fsr, j)
+					}
+					if j.dir != nil {
+						j.dir.release()
+					}
+					b.res = append(b.res, done{j, r})
 				}
 				select {
-				case results <- done{j.seq, j, r}:
+				case results <- b:
 				case <-stop:
 				}
 			}
@@ -329,6 +342,23 @@ func (s *search) runJobs(produce func(emit func(job) bool)) {
 	var stopped string
 	go func() {
 		seq := 0
+		cur := &batch{}
+		send := func() bool {
+			select {
+			case jobs <- cur:
+				cur = &batch{seq: seq}
+				return true
+			case <-stop:
+			case <-s.ctx.Done():
+			}
+			for _, j := range cur.jobs {
+				if j.dir != nil {
+					j.dir.release()
+				}
+			}
+			cur.jobs = nil
+			return false
+		}
 		produce(func(j job) bool {
 			if seq >= s.opts.MaxFiles {
 				if stopped == "" {
@@ -336,46 +366,48 @@ func (s *search) runJobs(produce func(emit func(job) bool)) {
 				}
 				return false
 			}
-			j.seq = seq
 			if j.dir != nil {
 				j.dir.acquire()
 			}
-			select {
-			case jobs <- j:
-				seq++
-				return true
-			case <-stop:
-			case <-s.ctx.Done():
+			if cur.jobs == nil {
+				cur.jobs = make([]job, 0, jobBatch)
 			}
-			if j.dir != nil {
-				j.dir.release()
+			cur.jobs = append(cur.jobs, j)
+			seq++
+			if len(cur.jobs) == jobBatch {
+				return send()
 			}
-			return false
+			return true
 		})
+		if len(cur.jobs) > 0 {
+			send()
+		}
 		close(jobs)
 		wg.Wait()
 		close(results)
 	}()
 
-	pending := map[int]done{}
+	pending := map[int]*batch{}
 	next := 0
 	over := false
-	for d := range results {
+	for b := range results {
 		if over {
 			continue
 		}
-		pending[d.seq] = d
-		for {
+		pending[b.seq] = b
+		for !over {
 			p, ok := pending[next]
 			if !ok {
 				break
 			}
 			delete(pending, next)
-			next++
-			if !s.collect(p.j, p.r) {
-				over = true
-				halt()
-				break
+			next += len(p.res)
+			for _, d := range p.res {
+				if !s.collect(d.j, d.r) {
+					over = true
+					halt()
+					break
+				}
 			}
 		}
 	}
@@ -398,11 +430,29 @@ func (s *search) newFileSearcher() *fileSearcher {
 	if s.opts.HeadLimit > 0 {
 		keep = s.opts.HeadLimit
 	}
+	bufs := bufPool.Get().(*searchBufs)
 	return &fileSearcher{
 		ctx: s.ctx, m: s.m.clone(), mode: s.opts.Mode, before: s.opts.Before, after: s.opts.After,
 		lineNumbers: s.opts.LineNumbers, maxLine: s.opts.MaxLineBytes, maxMulti: s.opts.MaxFileBytes,
 		keepLines: keep, keepBytes: s.opts.MaxOutputBytes,
+		head: bufs.head, buf: bufs.buf,
 	}
+}
+
+// searchBufs are a worker's read buffers, reused across searches (a small
+// search would otherwise spend much of its time allocating them).
+type searchBufs struct{ head, buf []byte }
+
+var bufPool = sync.Pool{New: func() any {
+	return &searchBufs{head: make([]byte, blockSize), buf: make([]byte, blockSize)}
+}}
+
+// release returns the buffers to the pool, unless a long line grew one.
+func (fs *fileSearcher) release() {
+	if cap(fs.buf) == blockSize && len(fs.head) == blockSize {
+		bufPool.Put(&searchBufs{head: fs.head, buf: fs.buf[:0]})
+	}
+	fs.head, fs.buf = nil, nil
 }
 
 // searchFile opens one file through the root (never following a link out

@@ -28,6 +28,7 @@ func main() {
 	i := flag.Bool("i", false, "case-insensitive")
 	n := flag.Bool("n", false, "line numbers")
 	prof := flag.String("cpuprofile", "", "write a CPU profile")
+	memProf := flag.String("memprofile", "", "write an allocation profile")
 	repeat := flag.Int("repeat", 1, "run the search this many times; print the mean time per call to stderr")
 	flag.Parse()
 	if *prof != "" {
@@ -77,4 +78,10 @@ func main() {
 	}
 	os.Stdout.WriteString(res.Format())
 	os.Stdout.WriteString("\n")
+	if *memProf != "" {
+		if f, err := os.Create(*memProf); err == nil {
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
 }
