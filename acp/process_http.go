@@ -603,11 +603,13 @@ func (h *Handler) procLogs(w http.ResponseWriter, r *http.Request, _ *procSpace,
 func (h *Handler) followLogs(w http.ResponseWriter, r *http.Request, e *procEntry, first []logEntry, since uint64,
 	read []agentbe.OutputEntry, keep func(agentbe.OutputEntry) bool) {
 	fl, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	send := func(le logEntry) error {
 		data, _ := json.Marshal(le)
+		_ = rc.SetWriteDeadline(time.Now().Add(followWriteTimeout))
 		if _, err := w.Write(appendSSE(nil, "log", le.Sequence, data)); err != nil {
 			return err
 		}
@@ -638,6 +640,7 @@ func (h *Handler) followLogs(w http.ResponseWriter, r *http.Request, e *procEntr
 				return
 			case <-keepAlive.C:
 				mu.Lock()
+				_ = rc.SetWriteDeadline(time.Now().Add(followWriteTimeout))
 				_, err := io.WriteString(w, ":\n\n")
 				if err == nil && fl != nil {
 					fl.Flush()
@@ -650,7 +653,7 @@ func (h *Handler) followLogs(w http.ResponseWriter, r *http.Request, e *procEntr
 			}
 		}
 	}()
-	_ = e.p.Follow(ctx, since, func(x agentbe.OutputEntry) error {
+	err := e.p.Follow(ctx, since, func(x agentbe.OutputEntry) error {
 		if !keep(x) {
 			return nil
 		}
@@ -664,9 +667,18 @@ func (h *Handler) followLogs(w http.ResponseWriter, r *http.Request, e *procEntr
 		}
 		return nil
 	})
+	if err != nil {
+		cancel() // the client is gone, or took nothing for followWriteTimeout
+	}
 	<-ctx.Done()
 	<-kaDone // the keep-alive has stopped writing before the handler returns
 }
+
+// followWriteTimeout bounds each write of a followed log: a client that
+// takes nothing (not even a keep-alive) for that long is gone or stuck,
+// and its stream ends, giving back its request (it resumes with ?since=).
+// A variable for tests.
+var followWriteTimeout = 2 * time.Minute
 
 // decodeInput decodes input data in one of sandbox-agent's encodings
 // (base64 by default).
