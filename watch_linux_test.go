@@ -15,37 +15,16 @@ import (
 
 	agentbe "github.com/agentbe/agent-backend"
 	"github.com/agentbe/agent-backend/internal/testenv"
+	"github.com/agentbe/agent-backend/internal/watchtest"
 )
 
-// watchTimeout bounds how long a test waits for an event it expects; it
-// is a failure deadline, not a measurement.
-const watchTimeout = 20 * time.Second
+const watchTimeout = watchtest.Timeout
 
-// until reads w's events until pred accepts one, and returns all read.
-func until(t *testing.T, w *agentbe.Watcher, what string, pred func(agentbe.ChangeEvent) bool) []agentbe.ChangeEvent {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
-	defer cancel()
-	var seen []agentbe.ChangeEvent
-	for {
-		ev, err := w.Next(ctx)
-		if err != nil {
-			t.Fatalf("waiting for %s: %v; seen %v", what, err, seen)
-		}
-		seen = append(seen, ev)
-		if pred(ev) {
-			return seen
-		}
-	}
-}
-
-// changed is a predicate: path p created, written, or renamed to (an
-// atomic write is a temporary file renamed over p).
-func changed(p string) func(agentbe.ChangeEvent) bool {
-	return func(ev agentbe.ChangeEvent) bool {
-		return ev.Path == p && ev.Kind != agentbe.ChangeRemoved && ev.Kind != agentbe.ChangeRescan
-	}
-}
+var (
+	until   = watchtest.Until
+	changed = watchtest.Changed
+	watchOf = watchtest.Open
+)
 
 func newWatchLocal(t *testing.T) *agentbe.Local {
 	t.Helper()
@@ -53,14 +32,6 @@ func newWatchLocal(t *testing.T) *agentbe.Local {
 	must(t, err)
 	t.Cleanup(func() { l.Destroy(context.Background()) })
 	return l
-}
-
-func watchOf(t *testing.T, b agentbe.Backend, p string, opts agentbe.WatchOptions) *agentbe.Watcher {
-	t.Helper()
-	w, err := agentbe.Watch(context.Background(), b, p, opts)
-	must(t, err)
-	t.Cleanup(func() { w.Close() })
-	return w
 }
 
 // TestWatchLocalSurfaces: changes made through the library, the host
