@@ -16,7 +16,6 @@ import (
 	"github.com/agentbe/agent-backend/internal/watchtest"
 )
 
-
 var (
 	until   = watchtest.Until
 	changed = watchtest.Changed
