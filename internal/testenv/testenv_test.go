@@ -16,6 +16,9 @@ func TestFreePortIsFree(t *testing.T) {
 		t.Fatalf("port %d not free: %v", p, err)
 	}
 	ln.Close()
+	if lo := ephemeralLow(); lo > firstPort+1000 && (p < firstPort || p >= lo) {
+		t.Errorf("port %d is not in [%d, %d): the next ephemeral port of any connection could take it", p, firstPort, lo)
+	}
 }
 
 func TestRequireSkipsOutsideCI(t *testing.T) {
