@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"net/http"
 	"strconv"
 	"time"
@@ -54,17 +52,10 @@ func (s *Server) fsGrep(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := agentbe.Grep(r.Context(), b, opts)
 	if err != nil {
-		status, title := http.StatusInternalServerError, "Search failed"
-		switch {
-		case errors.Is(err, agentbe.ErrPathEscape):
-			status, title = http.StatusForbidden, "Path escape"
-		case errors.Is(err, fs.ErrNotExist):
-			status, title = http.StatusNotFound, "Not Found"
-		case errors.Is(err, agentbe.ErrGrepInvalid):
-			status, title = http.StatusBadRequest, "Invalid Request"
-		case errors.Is(err, agentbe.ErrNotImplemented):
-			status, title = http.StatusNotImplemented, "Not supported"
-		case r.Context().Err() != nil:
+		status, title, known := fsErrStatus(err, "Search failed",
+			errStatus{agentbe.ErrGrepInvalid, http.StatusBadRequest, "Invalid Request"},
+			errStatus{agentbe.ErrNotImplemented, http.StatusNotImplemented, "Not supported"})
+		if !known && r.Context().Err() != nil {
 			return
 		}
 		text := agentbe.GrepToolText(err)

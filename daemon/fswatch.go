@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"net/http"
 	"sync"
 	"time"
@@ -159,19 +158,11 @@ func (s *Server) fsWatch(w http.ResponseWriter, r *http.Request) {
 	}
 	watcher, err := agentbe.Watch(r.Context(), b, p, agentbe.WatchOptions{Cursor: cursor, Budget: s.watchBudget(s.watchTenant(r), scope)})
 	if err != nil {
-		status, title := http.StatusInternalServerError, "Watch failed"
-		switch {
-		case errors.Is(err, agentbe.ErrPathEscape):
-			status, title = http.StatusForbidden, "Path escape"
-		case errors.Is(err, fs.ErrNotExist):
-			status, title = http.StatusNotFound, "Not Found"
-		case errors.Is(err, agentbe.ErrWatchLimit):
-			status, title = http.StatusTooManyRequests, "Watch limit"
-		case errors.Is(err, agentbe.ErrWatchNotSupported):
-			status, title = http.StatusNotImplemented, "Not supported"
-		case errors.Is(err, agentbe.ErrInvalidConfig):
-			status, title = http.StatusBadRequest, "Invalid Request"
-		case agentbe.CodeOf(err) != "":
+		status, title, known := fsErrStatus(err, "Watch failed",
+			errStatus{agentbe.ErrWatchLimit, http.StatusTooManyRequests, "Watch limit"},
+			errStatus{agentbe.ErrWatchNotSupported, http.StatusNotImplemented, "Not supported"},
+			errStatus{agentbe.ErrInvalidConfig, http.StatusBadRequest, "Invalid Request"})
+		if !known && agentbe.CodeOf(err) != "" {
 			status, title = http.StatusBadRequest, "Invalid Request"
 		}
 		code := string(agentbe.CodeOf(err))

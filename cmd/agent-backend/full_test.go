@@ -268,8 +268,17 @@ func TestOpenSSHThroughProxy(t *testing.T) {
 // built binary in full daemon mode with a token (the README's command of
 // the conformance pack): 0 mismatches, 0 workspace failures.
 func TestConformanceDaemonHTTP(t *testing.T) {
+	out, err := replayDaemonHTTP(t, conformancePack(t), "T0K-of-the-readme-command-test-0123")
+	checkSummary(t, out, err)
+}
+
+// replayDaemonHTTP runs pack's capture script in compare mode over
+// Streamable HTTP against the built binary in full daemon mode, started
+// with token (the README's command of the conformance pack), and returns
+// its output.
+func replayDaemonHTTP(t *testing.T, pack, token string) (string, error) {
+	t.Helper()
 	_, interop := nodeSetup(t)
-	pack := conformancePack(t)
 	bin := cliBinary(t)
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
@@ -279,7 +288,7 @@ func TestConformanceDaemonHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokenFile := filepath.Join(t.TempDir(), "token")
-	os.WriteFile(tokenFile, []byte("T0K-of-the-readme-command-test-0123\n"), 0o600)
+	os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
 	port := freePort(t)
 	cmd := exec.Command(bin, "daemon", "--rootDir", root, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--auth-token-file", tokenFile, "--ssh-host-key", filepath.Join(t.TempDir(), "k"))
@@ -293,10 +302,9 @@ func TestConformanceDaemonHTTP(t *testing.T) {
 		cmd.Wait()
 	}()
 	waitHealth(t, port, time.Now())
-	out, err := runNode(t, 5*time.Minute, interop, nil, filepath.Join(pack, "capture.mjs"),
+	return runNode(t, 5*time.Minute, interop, nil, filepath.Join(pack, "capture.mjs"),
 		"--profile", "agentbe", "--compare", filepath.Join(pack, "golden.json"),
-		"--http", "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp", "--header", "Authorization:Bearer T0K-of-the-readme-command-test-0123", "--base", base)
-	checkSummary(t, out, err)
+		"--http", "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp", "--header", "Authorization:Bearer "+token, "--base", base)
 }
 
 // TestTokenLeavesArgvAndEnv: a daemon given its token on the command line

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -109,34 +108,7 @@ func TestGolden2026Stdio(t *testing.T) {
 // TestGolden2026DaemonHTTP replays the 2026-07-28 golden data over
 // Streamable HTTP against the full daemon with a token.
 func TestGolden2026DaemonHTTP(t *testing.T) {
-	_, interop := nodeSetup(t)
-	pack := conformancePack2026(t)
-	bin := cliBinary(t)
-	old := syscall.Umask(0o022)
-	defer syscall.Umask(old)
-	base := t.TempDir()
-	root := filepath.Join(base, "root")
-	if err := os.Mkdir(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	os.WriteFile(tokenFile, []byte("T0K-of-the-2026-golden-replay-0123\n"), 0o600)
-	port := freePort(t)
-	cmd := exec.Command(bin, "daemon", "--rootDir", root, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--auth-token-file", tokenFile, "--ssh-host-key", filepath.Join(t.TempDir(), "k"))
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "TZ=UTC", "HOME="+root)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	}()
-	waitHealth(t, port, time.Now())
-	out, err := runNode(t, 5*time.Minute, interop, nil, filepath.Join(pack, "capture.mjs"),
-		"--profile", "agentbe", "--compare", filepath.Join(pack, "golden.json"),
-		"--http", "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp", "--header", "Authorization:Bearer T0K-of-the-2026-golden-replay-0123", "--base", base)
+	out, err := replayDaemonHTTP(t, conformancePack2026(t), "T0K-of-the-2026-golden-replay-0123")
 	checkSummary2026(t, out, err)
 }
 

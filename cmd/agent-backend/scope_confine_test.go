@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +15,6 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/agentbe/agent-backend/internal/testenv"
-	"github.com/agentbe/agent-backend/internal/wsnet"
 	"github.com/agentbe/agent-backend/sftpjail"
 )
 
@@ -45,25 +42,7 @@ func confinedBinary(t *testing.T) *daemonProc {
 // scope is not empty, X-Scope-Path on the upgrade.
 func scopedSSH(t *testing.T, d *daemonProc, scope string) (*ssh.Client, error) {
 	t.Helper()
-	h := http.Header{"Authorization": {"Bearer s3cret-token-of-the-cli-tests-0123"}}
-	if scope != "" {
-		h.Set("X-Scope-Path", scope)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	ws, err := wsnet.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(d.port)+"/ssh", wsnet.DialConfig{Header: h})
-	if err != nil {
-		return nil, err
-	}
-	conn, chans, reqs, err := ssh.NewClientConn(ws, "daemon", &ssh.ClientConfig{User: "agent",
-		HostKeyCallback: ssh.InsecureIgnoreHostKey(), Timeout: 20 * time.Second})
-	if err != nil {
-		ws.Close()
-		return nil, err
-	}
-	c := ssh.NewClient(conn, chans, reqs)
-	t.Cleanup(func() { c.Close() })
-	return c, nil
+	return tenantClient{t, d.port, "s3cret-token-of-the-cli-tests-0123"}.sshConn(scope)
 }
 
 // runScoped runs cmd on a new session of c, with AGENTBE_SCOPE when scope is
