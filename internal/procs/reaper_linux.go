@@ -34,9 +34,14 @@ var (
 	reaped     atomic.Uint64
 	childrenMu sync.Mutex
 	// children maps the PID of each child Start started, until it is
-	// waited for, to its start time.
-	children = map[int]uint64{}
+	// waited for, to its start time and the generation it was recorded in.
+	children   = map[int]child{}
+	generation uint64 // of the latest record
 )
+
+// child is a recorded child: its start time (clock ticks after boot) and
+// when it was recorded.
+type child struct{ start, gen uint64 }
 
 // reapInterval bounds how long an orphan can stay a zombie should its
 // SIGCHLD be missed (signals of one kind coalesce while pending).
@@ -59,11 +64,13 @@ func ReapOrphans() error {
 	signal.Notify(sig, syscall.SIGCHLD)
 	go func() {
 		tick := time.NewTicker(reapInterval)
-		for {
-			reapOnce()
+		for full := true; ; {
+			reapOnce(full)
 			select {
 			case <-sig:
+				full = false
 			case <-tick.C:
+				full = true
 			}
 		}
 	}()
@@ -85,25 +92,46 @@ func startRecorded(start func() (int, error)) error {
 	pid, err := start()
 	if err == nil {
 		if st, ok := readProcStat(pid); ok {
-			children[pid] = st.start
+			generation++
+			children[pid] = child{st.start, generation}
 		}
 	}
 	return err
 }
 
 // reapOnce reaps every zombie child that Start did not start, and forgets
-// the recorded children that are gone.
-func reapOnce() {
+// the recorded children that are gone. On a SIGCHLD most calls find no
+// zombie at all (os/exec has waited for its own child already) and cost
+// one waitid; a full one (every reapInterval) also forgets the records of
+// children waited for since. The children are listed and read without
+// the lock, which Start holds while it forks and records: a child listed
+// was forked before, so it is recorded by the time the lock is taken, and
+// a record newer than the listing is kept.
+func reapOnce(full bool) {
+	if !full {
+		var si unix.Siginfo
+		err := unix.Waitid(unix.P_ALL, 0, &si, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if err != nil || si.Signo == 0 {
+			return // no child, or none has exited
+		}
+	}
+	childrenMu.Lock()
+	listed := generation
+	childrenMu.Unlock()
+	self := os.Getpid()
+	var kids []procStat
+	var pids []int
+	for _, pid := range childPIDs(self) {
+		if st, ok := readProcStat(pid); ok && st.ppid == self {
+			kids, pids = append(kids, st), append(pids, pid)
+		}
+	}
 	childrenMu.Lock()
 	defer childrenMu.Unlock()
-	self := os.Getpid()
 	live := make(map[int]bool, len(children))
-	for _, pid := range childPIDs(self) {
-		st, ok := readProcStat(pid)
-		if !ok || st.ppid != self {
-			continue
-		}
-		if start, ours := children[pid]; ours && start == st.start {
+	for i, st := range kids {
+		pid := pids[i]
+		if c, ours := children[pid]; ours && c.start == st.start {
 			live[pid] = true
 			continue
 		}
@@ -115,8 +143,8 @@ func reapOnce() {
 			reaped.Add(1)
 		}
 	}
-	for pid := range children {
-		if !live[pid] {
+	for pid, c := range children {
+		if !live[pid] && c.gen <= listed {
 			delete(children, pid)
 		}
 	}
