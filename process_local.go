@@ -491,10 +491,7 @@ func (p *localProc) signal(_ context.Context, sig Signal) error {
 			_ = syscall.Kill(-pg, s)
 		}
 	}
-	if s == syscall.SIGKILL {
-		return p.sc.Kill()
-	}
-	return syscall.Kill(-p.pid, s)
+	return p.sc.Signal(s)
 }
 
 func (p *localProc) output(ctx context.Context, since uint64, follow bool, fn func(OutputEntry) error) error {

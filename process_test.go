@@ -173,6 +173,60 @@ func TestProcessStopAndKill(t *testing.T) {
 	}
 }
 
+// TestProcessSignalReachesCommand: a SIGTERM reaches the command itself in
+// every mode, so its trap runs. Under bwrap it went to bwrap, which died of
+// it and took the sandbox down with a SIGKILL.
+func TestProcessSignalReachesCommand(t *testing.T) {
+	for _, mode := range procModes(t) {
+		t.Run(string(mode), func(t *testing.T) {
+			l := procLocal(t, mode, LocalConfig{})
+			marker := testenv.SleepMarker()
+			p := startProc(t, l, "trap 'echo trapped; exit 7' TERM; echo ready; sleep "+marker+" & wait", ProcessOptions{})
+			followUntil(t, p, 0, "ready")
+			if err := p.Signal(context.Background(), SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if in := waitProc(t, p); in.ExitCode != 7 {
+				t.Errorf("info = %+v, want the trap's exit 7", in)
+			}
+			if out, _ := followUntil(t, p, 0, "trapped"); !strings.Contains(out, "ready") {
+				t.Errorf("output %q", out)
+			}
+			if left := testenv.ProcessesWith(marker); len(left) != 0 {
+				t.Errorf("left %v", left)
+			}
+		})
+	}
+}
+
+// TestProcessSignalAtStart: a signal sent the moment a process starts ends
+// it and leaves nothing. Under bwrap a SIGTERM that killed bwrap between
+// cloning the sandbox's init and letting it go left the init waiting
+// forever, holding the output pipe (one start in about 25 did so here).
+func TestProcessSignalAtStart(t *testing.T) {
+	for _, mode := range procModes(t) {
+		t.Run(string(mode), func(t *testing.T) {
+			l := procLocal(t, mode, LocalConfig{})
+			for i := range 60 {
+				marker := testenv.SleepMarker()
+				p := startProc(t, l, "sleep "+marker, ProcessOptions{})
+				// bwrap clones the init a moment after it starts: the
+				// signal lands at each point of that moment in turn.
+				time.Sleep(time.Duration(i%30) * 100 * time.Microsecond)
+				if err := p.Signal(context.Background(), SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+				if in := waitProc(t, p); in.Running || in.ExitCode == 0 {
+					t.Fatalf("info = %+v", in)
+				}
+				if left := testenv.ProcessesWith(marker); len(left) != 0 {
+					t.Fatalf("left %v", left)
+				}
+			}
+		})
+	}
+}
+
 func TestProcessRingOverflowReported(t *testing.T) {
 	l := procLocal(t, IsolationNone, LocalConfig{})
 	p := startProc(t, l, "head -c 300000 /dev/zero | tr '\\0' x; echo end", ProcessOptions{OutputBytes: 64})

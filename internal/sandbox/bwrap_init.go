@@ -26,6 +26,10 @@ type sandboxInit struct {
 	mu     sync.Mutex
 	info   *os.File // read end of --info-fd; nil once closed
 	killed bool
+	// rep is bwrap's report once read (read says whether it was).
+	rep  bwrapReport
+	read bool
+	ok   bool
 }
 
 // initReportWait bounds how long kill waits for bwrap's report: bwrap
@@ -53,11 +57,66 @@ func (s *sandboxInit) kill(bwrap int) {
 		return
 	}
 	s.killed = true
-	rep, ok := readBwrapReport(s.info, time.Now().Add(initReportWait))
-	if ok {
+	if rep, ok := s.report(initReportWait); ok {
 		killSandboxInit(rep, bwrap)
 	}
 }
+
+// report reads bwrap's report once, waiting at most wait for it; the
+// caller holds s.mu.
+func (s *sandboxInit) report(wait time.Duration) (bwrapReport, bool) {
+	if !s.read {
+		s.read = true
+		s.rep, s.ok = readBwrapReport(s.info, time.Now().Add(wait))
+	}
+	return s.rep, s.ok
+}
+
+// command returns the process group of the command the sandbox runs (the
+// init's child), once the init has started it; bwrap is the process that
+// reported the init. It waits at most initReportWait for the report and
+// as long again for the command. ok is false if there is none to signal:
+// the sandbox ended or was killed, or did not get so far in time.
+func (s *sandboxInit) command(bwrap int) (pgid int, ok bool) {
+	if s == nil {
+		return 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.killed || s.info == nil {
+		return 0, false
+	}
+	rep, ok := s.report(initReportWait)
+	if !ok {
+		return 0, false
+	}
+	return sandboxCommand(rep, bwrap, time.Now().Add(initReportWait))
+}
+
+// reap makes sure the sandbox's init has ended once bwrap has: a bwrap
+// killed by a signal (a process's SIGTERM goes to bwrap's group, which the
+// sandbox left) leaves its init to die of --die-with-parent a moment
+// later, and a command that has ended has no process left. bwrap's
+// report is in the pipe by then or never comes; an init that ended with
+// its bwrap (the usual way) is found gone by its PID.
+func (s *sandboxInit) reap(bwrap int) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.killed || s.info == nil {
+		return
+	}
+	s.killed = true
+	if rep, ok := s.report(initReapWait); ok {
+		killSandboxInit(rep, bwrap)
+	}
+}
+
+// initReapWait bounds reap's read of a report that bwrap, having exited,
+// wrote already or never will.
+const initReapWait = 100 * time.Millisecond
 
 // close releases the report pipe once the command has ended.
 func (s *sandboxInit) close() {

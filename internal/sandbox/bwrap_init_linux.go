@@ -4,30 +4,54 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // killSandboxInit kills the init bwrap reported, through a pidfd, once it
-// has made sure the PID still names that process: the PID names a process
-// of the sandbox's PID namespace (which lives exactly as long as its init),
-// or, where this process may not read another's namespaces, a namespace's
-// PID 1 whose parent is the reporting bwrap.
+// has made sure the PID still names that process (sandboxInitAt). It
+// returns once the init and every process of the sandbox have ended.
 func killSandboxInit(rep bwrapReport, bwrap int) {
 	fd, err := unix.PidfdOpen(rep.ChildPID, 0)
 	if err != nil {
 		return // gone already
 	}
 	defer unix.Close(fd)
-	proc := "/proc/" + strconv.Itoa(rep.ChildPID)
-	if link, err := os.Readlink(proc + "/ns/pid"); err == nil {
-		if link != "pid:["+strconv.FormatUint(rep.PIDNS, 10)+"]" {
-			return
-		}
-	} else if !initOf(proc, bwrap) {
+	if !sandboxInitAt("/proc/"+strconv.Itoa(rep.ChildPID), rep, bwrap) {
 		return
 	}
-	unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	if unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) != nil {
+		return
+	}
+	// The init ends once the kernel has ended every process of its
+	// namespace; its pidfd turns readable then.
+	deadline := time.Now().Add(initExitWait)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(left.Milliseconds())+1)
+		if n > 0 || err != nil && err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// initExitWait bounds how long killSandboxInit waits for the killed init
+// to end.
+const initExitWait = 2 * time.Second
+
+// sandboxInitAt reports whether the process at proc is the init rep
+// names: a process of the sandbox's PID namespace (which lives exactly as
+// long as its init), or, where this process may not read another's
+// namespaces, a namespace's PID 1 whose parent is the reporting bwrap.
+func sandboxInitAt(proc string, rep bwrapReport, bwrap int) bool {
+	if link, err := os.Readlink(proc + "/ns/pid"); err == nil {
+		return link == "pid:["+strconv.FormatUint(rep.PIDNS, 10)+"]"
+	}
+	return initOf(proc, bwrap)
 }
 
 // initOf reports whether the process at proc is PID 1 of its own namespace
@@ -49,4 +73,54 @@ func initOf(proc string, parent int) bool {
 		}
 	}
 	return ppid && nspid
+}
+
+// sandboxCommand returns the process group of the init's child, the
+// command bwrap runs, waiting until deadline for the init to start it.
+// The init is verified as killSandboxInit does; the child by its parent.
+func sandboxCommand(rep bwrapReport, bwrap int, deadline time.Time) (int, bool) {
+	fd, err := unix.PidfdOpen(rep.ChildPID, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	proc := "/proc/" + strconv.Itoa(rep.ChildPID)
+	if !sandboxInitAt(proc, rep, bwrap) {
+		return 0, false
+	}
+	for {
+		if b, err := os.ReadFile(proc + "/task/" + strconv.Itoa(rep.ChildPID) + "/children"); err == nil {
+			if f := strings.Fields(string(b)); len(f) > 0 {
+				if ppid, pgid, ok := procParentGroup("/proc/" + f[0] + "/stat"); ok && ppid == rep.ChildPID {
+					return pgid, true
+				}
+			}
+		} else {
+			return 0, false // the init is gone
+		}
+		if time.Now().After(deadline) {
+			return 0, false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// procParentGroup reads a process's parent and process group from its
+// stat file (the fields after the parenthesised name).
+func procParentGroup(stat string) (ppid, pgid int, ok bool) {
+	b, err := os.ReadFile(stat)
+	if err != nil {
+		return 0, 0, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgid, err2 := strconv.Atoi(f[2])
+	return ppid, pgid, err1 == nil && err2 == nil && pgid > 0
 }

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"syscall"
 
 	"github.com/agentbe/agent-backend/internal/cgroup"
 	"github.com/agentbe/agent-backend/internal/procs"
@@ -158,6 +159,26 @@ func (c *Cmd) Kill() error {
 	return err
 }
 
+// Signal sends sig to the command's process group. Under bwrap that is
+// the group of the command inside the sandbox, not bwrap's: bwrap passes
+// no signal on and dies of most, which kills the sandbox outright, and a
+// bwrap that dies before it has let the sandbox's init go leaves that init
+// waiting forever. A sandboxed command not yet started within moments (or
+// a SIGKILL) is killed as Kill does.
+func (c *Cmd) Signal(sig syscall.Signal) error {
+	if sig == syscall.SIGKILL {
+		return c.Kill()
+	}
+	if c.init == nil {
+		return syscall.Kill(-c.Cmd.Process.Pid, sig)
+	}
+	pgid, ok := c.init.command(c.Cmd.Process.Pid)
+	if !ok {
+		return c.Kill()
+	}
+	return syscall.Kill(-pgid, sig)
+}
+
 // Close kills the command (see Kill); it lets a backend's Destroy end the
 // commands it tracks.
 func (c *Cmd) Close() error {
@@ -172,6 +193,9 @@ func (c *Cmd) Done() {
 	if c.gate != nil {
 		c.gate.Close()
 		c.gate = nil
+	}
+	if c.Cmd.ProcessState != nil {
+		c.init.reap(c.Cmd.Process.Pid)
 	}
 	c.init.close()
 }
