@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/sse"
 )
 
 // acpList answers GET /v1/acp: the instances visible from the request's
@@ -192,13 +193,8 @@ func (h *Handler) acpStream(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, sessionNotFound(id))
 		return
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{}) // a long-lived stream
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	if rc.Flush() != nil {
+	stream, err := sse.Start(w, streamWriteTimeout)
+	if err != nil {
 		return
 	}
 	keep := time.NewTicker(orDefault(h.cfg.KeepAlive, DefaultKeepAlive))
@@ -218,10 +214,8 @@ func (h *Handler) acpStream(w http.ResponseWriter, r *http.Request) {
 		if s.Gap && len(s.Events) == 0 {
 			last = s.Last
 		}
-		if len(buf) > 0 {
-			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
-				return
-			}
+		if len(buf) > 0 && stream.Write(buf) != nil {
+			return
 		}
 		if s.Closed {
 			return
@@ -229,7 +223,7 @@ func (h *Handler) acpStream(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-s.Wake:
 		case <-keep.C:
-			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil || rc.Flush() != nil {
+			if stream.Write([]byte(": keepalive\n\n")) != nil {
 				return
 			}
 		case <-r.Context().Done():

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/sse"
 )
 
 // ProcessConfig configures /v1/processes.
@@ -602,33 +603,23 @@ func (h *Handler) procLogs(w http.ResponseWriter, r *http.Request, _ *procSpace,
 // exited, with keep-alives, until the client closes it.
 func (h *Handler) followLogs(w http.ResponseWriter, r *http.Request, e *procEntry, first []logEntry, since uint64,
 	read []agentbe.OutputEntry, keep func(agentbe.OutputEntry) bool) {
-	fl, _ := w.(http.Flusher)
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	send := func(le logEntry) error {
-		data, _ := json.Marshal(le)
-		_ = rc.SetWriteDeadline(time.Now().Add(followWriteTimeout))
-		if _, err := w.Write(appendSSE(nil, "log", le.Sequence, data)); err != nil {
-			return err
-		}
-		return nil
+	stream, err := sse.Start(w, streamWriteTimeout)
+	if err != nil {
+		return
 	}
+	var buf []byte
 	for _, le := range first {
-		if err := send(le); err != nil {
-			return
-		}
+		data, _ := json.Marshal(le)
+		buf = appendSSE(buf, "log", le.Sequence, data)
 	}
 	if len(read) > 0 {
 		since = read[len(read)-1].Seq
 	}
-	if fl != nil {
-		fl.Flush()
+	if len(buf) > 0 && stream.Write(buf) != nil {
+		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	var mu sync.Mutex // the writer, shared with the keep-alive
 	kaDone := make(chan struct{})
 	go func() {
 		defer close(kaDone)
@@ -639,46 +630,35 @@ func (h *Handler) followLogs(w http.ResponseWriter, r *http.Request, e *procEntr
 			case <-ctx.Done():
 				return
 			case <-keepAlive.C:
-				mu.Lock()
-				_ = rc.SetWriteDeadline(time.Now().Add(followWriteTimeout))
-				_, err := io.WriteString(w, ":\n\n")
-				if err == nil && fl != nil {
-					fl.Flush()
-				}
-				mu.Unlock()
-				if err != nil {
+				if stream.Write([]byte(":\n\n")) != nil {
 					cancel()
 					return
 				}
 			}
 		}
 	}()
-	err := e.p.Follow(ctx, since, func(x agentbe.OutputEntry) error {
+	err = e.p.Follow(ctx, since, func(x agentbe.OutputEntry) error {
 		if !keep(x) {
 			return nil
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if err := send(toLogEntry(x)); err != nil {
-			return err
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		return nil
+		le := toLogEntry(x)
+		data, _ := json.Marshal(le)
+		buf = appendSSE(buf[:0], "log", le.Sequence, data)
+		return stream.Write(buf)
 	})
 	if err != nil {
-		cancel() // the client is gone, or took nothing for followWriteTimeout
+		cancel() // the client is gone, or took nothing for streamWriteTimeout
 	}
 	<-ctx.Done()
 	<-kaDone // the keep-alive has stopped writing before the handler returns
 }
 
-// followWriteTimeout bounds each write of a followed log: a client that
-// takes nothing (not even a keep-alive) for that long is gone or stuck,
-// and its stream ends, giving back its request (it resumes with ?since=).
-// A variable for tests.
-var followWriteTimeout = 2 * time.Minute
+// streamWriteTimeout bounds each write of an event stream (a followed log,
+// an agent's messages): a client that takes nothing, not even a
+// keep-alive, for that long is gone or stuck, and its stream ends, giving
+// back its request (it resumes with ?since= or Last-Event-ID). A variable
+// for tests.
+var streamWriteTimeout = sse.DefaultWriteTimeout
 
 // decodeInput decodes input data in one of sandbox-agent's encodings
 // (base64 by default).

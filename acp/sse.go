@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/agentbe/agent-backend/internal/sse"
 )
 
 // errBadLastEventID is returned by ParseLastEventID for a value that is not
@@ -30,13 +32,5 @@ func ParseLastEventID(v string) (uint64, error) {
 // without raw newlines (agent output is split into lines before it reaches
 // the ring), so one data: line carries it.
 func appendSSE(b []byte, event string, id uint64, data []byte) []byte {
-	b = append(b, "event: "...)
-	b = append(b, event...)
-	if id != 0 {
-		b = append(b, "\nid: "...)
-		b = strconv.AppendUint(b, id, 10)
-	}
-	b = append(b, "\ndata: "...)
-	b = append(b, data...)
-	return append(b, "\n\n"...)
+	return sse.AppendEvent(b, event, sse.ID(id), data)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	agentbe "github.com/agentbe/agent-backend"
+	"github.com/agentbe/agent-backend/internal/sse"
 )
 
 // Defaults of the watch route's bounds (Config.MaxWatchStreams,
@@ -174,13 +175,10 @@ func (s *Server) fsWatch(w http.ResponseWriter, r *http.Request) {
 	}
 	defer watcher.Close()
 
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{})
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	stream, err := sse.Start(w, watchWriteTimeout)
+	if err != nil {
+		return
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	go func() {
@@ -191,22 +189,8 @@ func (s *Server) fsWatch(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
-	write := func(id, event string, data []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout))
-		var buf []byte
-		if id != "" {
-			buf = append(buf, "id: "+id+"\n"...)
-		}
-		buf = append(buf, "event: "+event+"\ndata: "...)
-		buf = append(buf, data...)
-		buf = append(buf, "\n\n"...)
-		if _, err := w.Write(buf); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
 	ready, _ := json.Marshal(map[string]any{"feed": watcher.ID(), "cursor": watcher.Cursor()})
-	if _, err := w.Write([]byte("retry: 1000\n")); err != nil || !write(watcher.Cursor(), "ready", ready) {
+	if stream.Write(sse.AppendEvent([]byte("retry: 1000\n"), "ready", watcher.Cursor(), ready)) != nil {
 		return
 	}
 	for {
@@ -216,19 +200,18 @@ func (s *Server) fsWatch(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case err == nil:
 			data, _ := json.Marshal(ev)
-			if !write(agentbe.FormatWatchCursor(watcher.ID(), ev.Seq), "change", data) {
+			if stream.Event("change", agentbe.FormatWatchCursor(watcher.ID(), ev.Seq), data) != nil {
 				return
 			}
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, context.DeadlineExceeded):
-			_ = rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout))
-			if _, err := w.Write([]byte(": keepalive\n\n")); err != nil || rc.Flush() != nil {
+			if stream.Write([]byte(": keepalive\n\n")) != nil {
 				return
 			}
 		default:
 			note, _ := json.Marshal(map[string]string{"note": err.Error()})
-			write("", "ended", note)
+			stream.Event("ended", "", note)
 			return
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentbe/agent-backend/internal/sse"
+
 	"github.com/agentbe/agent-backend/internal/jsonraw"
 
 	"github.com/agentbe/agent-backend/internal/hostcheck"
@@ -264,8 +266,11 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server,
 		if acceptSSE && streamsNotifications(requests[0]) {
 			// A tool reporting progress, or a listen, turns the response
 			// into an SSE stream: the notifications, then the response.
-			up = &sseUpgrade{w: w}
-			rctx = withNotifier(ctx, up)
+			var cancel context.CancelFunc
+			rctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			up = &sseUpgrade{w: w, cancel: cancel}
+			rctx = withNotifier(rctx, up)
 		}
 		resp, status := h.run(rctx, srv, key, requests[0], r.Header)
 		if up.finish(resp) {
@@ -335,28 +340,19 @@ func (h *httpHandler) serve(w http.ResponseWriter, r *http.Request, srv *Server,
 }
 
 // serveSSE answers the requests as SSE "message" events in the order they
-// finish, then ends the stream.
+// finish, then ends the stream. A client that takes nothing for
+// sseWriteTimeout loses the stream, and its requests are cancelled.
 func (h *httpHandler) serveSSE(ctx context.Context, w http.ResponseWriter, r *http.Request, srv *Server, key string, requests []*Message) {
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("Cache-Control", "no-cache, no-transform")
-	hdr.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	if flusher != nil {
-		flusher.Flush()
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	stream, err := sse.Start(w, sseWriteTimeout)
+	if err != nil {
+		return
 	}
-	var mu sync.Mutex
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	writeEvent := func(msg []byte) {
-		ev := make([]byte, 0, len(msg)+32)
-		ev = append(ev, "event: message\ndata: "...)
-		ev = append(ev, msg...)
-		ev = append(ev, "\n\n"...)
-		mu.Lock()
-		defer mu.Unlock()
-		w.Write(ev)
-		if flusher != nil {
-			flusher.Flush()
+		if stream.Event("message", "", msg) != nil {
+			cancel()
 		}
 	}
 	var wg sync.WaitGroup
@@ -376,6 +372,10 @@ func (h *httpHandler) serveSSE(ctx context.Context, w http.ResponseWriter, r *ht
 	wg.Wait()
 }
 
+// sseWriteTimeout bounds each write of an SSE answer: a client that takes
+// nothing for that long is gone or stuck. A variable for tests.
+var sseWriteTimeout = sse.DefaultWriteTimeout
+
 // streamsNotifications reports whether the answer to m may carry
 // notifications before the response: a tools/call asking for progress, a
 // subscriptions/listen.
@@ -387,11 +387,14 @@ func streamsNotifications(m *Message) bool {
 // request's tool sends a notification (progress) before its response:
 // the first notification writes the SSE headers, each is an event, and
 // the response is the last event. A request that sends none is answered
-// with plain JSON.
+// with plain JSON. A stream whose client takes nothing for
+// sseWriteTimeout ends, and cancel cancels the request.
 type sseUpgrade struct {
-	w http.ResponseWriter
+	w      http.ResponseWriter
+	cancel context.CancelFunc
 
 	mu      sync.Mutex
+	stream  *sse.Stream
 	started bool
 	done    bool
 }
@@ -404,23 +407,20 @@ func (u *sseUpgrade) notify(msg []byte) {
 	}
 	if !u.started {
 		u.started = true
-		hdr := u.w.Header()
-		hdr.Set("Content-Type", "text/event-stream")
-		hdr.Set("Cache-Control", "no-cache, no-transform")
-		hdr.Set("X-Accel-Buffering", "no")
-		u.w.WriteHeader(http.StatusOK)
+		u.w.Header().Set("Cache-Control", "no-cache, no-transform")
+		var err error
+		if u.stream, err = sse.Start(u.w, sseWriteTimeout); err != nil {
+			u.cancel()
+			return
+		}
 	}
 	u.writeEvent(msg)
 }
 
+// writeEvent sends msg as one event; the caller holds u.mu.
 func (u *sseUpgrade) writeEvent(msg []byte) {
-	ev := make([]byte, 0, len(msg)+32)
-	ev = append(ev, "event: message\ndata: "...)
-	ev = append(ev, msg...)
-	ev = append(ev, "\n\n"...)
-	u.w.Write(ev)
-	if f, ok := u.w.(http.Flusher); ok {
-		f.Flush()
+	if u.stream.Event("message", "", msg) != nil {
+		u.cancel()
 	}
 }
 
