@@ -1,14 +1,13 @@
 package acp
 
 import (
-	"bufio"
-	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // The event streams (a followed log, an agent's messages) of a client that
@@ -36,20 +35,12 @@ func stuckReaderEnv(t *testing.T, o envOpts) (*testEnv, *httptest.Server, chan s
 	return e, srv, ended
 }
 
-// getAndStopReading sends GET path on a connection with a small receive
-// buffer, reads the status line and then nothing more.
+// getAndStopReading sends GET path and then reads nothing after the
+// status line.
 func getAndStopReading(t *testing.T, srv *httptest.Server, path string) {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	conn.(*net.TCPConn).SetReadBuffer(4096)
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path)
-	status, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil || !strings.Contains(status, " 200 ") {
-		t.Fatalf("GET %s: %q %v", path, status, err)
+	if status := testenv.StuckClient(t, srv.URL, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); !strings.Contains(status, " 200 ") {
+		t.Fatalf("GET %s: %q", path, status)
 	}
 }
 

@@ -1,16 +1,16 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 // TestSSEStuckReader: a tool that reports progress without end to a client
@@ -47,18 +47,12 @@ func TestSSEStuckReader(t *testing.T) {
 			defer ts.Close()
 			defer ts.CloseClientConnections()
 
-			conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			conn.(*net.TCPConn).SetReadBuffer(4096)
 			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","arguments":{},"_meta":{"progressToken":"p"}}}`
-			fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: %s\r\n"+
-				"MCP-Protocol-Version: 2025-06-18\r\nContent-Length: %d\r\n\r\n%s", conn.RemoteAddr(), accept, len(body), body)
-			status, err := bufio.NewReader(conn).ReadString('\n')
-			if err != nil || !strings.Contains(status, " 200 ") {
-				t.Fatalf("status %q %v", status, err)
+			status := testenv.StuckClient(t, ts.URL, fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
+				"Accept: %s\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: %d\r\n\r\n%s",
+				strings.TrimPrefix(ts.URL, "http://"), accept, len(body), body))
+			if !strings.Contains(status, " 200 ") {
+				t.Fatalf("status %q", status)
 			}
 			// The client reads nothing more.
 			select {

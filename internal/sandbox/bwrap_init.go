@@ -47,7 +47,10 @@ type bwrapReport struct {
 // that reported it. Call it before killing bwrap, so that bwrap does not
 // die between cloning the init and letting it go (the init would wait for
 // it forever).
-func (s *sandboxInit) kill(bwrap int) {
+func (s *sandboxInit) kill(bwrap int) { s.end(bwrap, initReportWait) }
+
+// end kills the init once, waiting at most wait for bwrap's report.
+func (s *sandboxInit) end(bwrap int, wait time.Duration) {
 	if s == nil {
 		return
 	}
@@ -57,7 +60,7 @@ func (s *sandboxInit) kill(bwrap int) {
 		return
 	}
 	s.killed = true
-	if rep, ok := s.report(initReportWait); ok {
+	if rep, ok := s.report(wait); ok {
 		killSandboxInit(rep, bwrap)
 	}
 }
@@ -93,26 +96,13 @@ func (s *sandboxInit) command(bwrap int) (pgid int, ok bool) {
 	return sandboxCommand(rep, bwrap, time.Now().Add(initReportWait))
 }
 
-// reap makes sure the sandbox's init has ended once bwrap has: a bwrap
-// killed by a signal (a process's SIGTERM goes to bwrap's group, which the
-// sandbox left) leaves its init to die of --die-with-parent a moment
-// later, and a command that has ended has no process left. bwrap's
-// report is in the pipe by then or never comes; an init that ended with
-// its bwrap (the usual way) is found gone by its PID.
-func (s *sandboxInit) reap(bwrap int) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.killed || s.info == nil {
-		return
-	}
-	s.killed = true
-	if rep, ok := s.report(initReapWait); ok {
-		killSandboxInit(rep, bwrap)
-	}
-}
+// reap makes sure the sandbox's init has ended once bwrap has, so that a
+// command that has ended has no process left: a bwrap that died of a
+// signal leaves its init to die of --die-with-parent a moment later or,
+// if it died before it let the init go, to wait for ever. bwrap's report
+// is in the pipe by then or never comes; an init that ended before its
+// bwrap (the usual way) is found gone by its PID.
+func (s *sandboxInit) reap(bwrap int) { s.end(bwrap, initReapWait) }
 
 // initReapWait bounds reap's read of a report that bwrap, having exited,
 // wrote already or never will.

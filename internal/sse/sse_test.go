@@ -1,16 +1,16 @@
 package sse
 
 import (
-	"bufio"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/testenv"
 )
 
 func TestAppendEvent(t *testing.T) {
@@ -115,15 +115,8 @@ func TestStreamStuckReader(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer srv.CloseClientConnections()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.(*net.TCPConn).SetReadBuffer(4096)
-	io.WriteString(conn, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	if status, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(status, " 200 ") {
-		t.Fatalf("status %q %v", status, err)
+	if status := testenv.StuckClient(t, srv.URL, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); !strings.Contains(status, " 200 ") {
+		t.Fatalf("status %q", status)
 	}
 	select {
 	case err := <-result:
