@@ -328,8 +328,19 @@ func TestProcessPTY(t *testing.T) {
 			time.Sleep(300 * time.Millisecond) // let the shell start the job
 			p.Write([]byte{3})
 			p.Write([]byte("echo alive-$((40+2))\n"))
-			out, _ = followUntil(t, p, seq, "alive-42")
+			out, seq = followUntil(t, p, seq, "alive-42")
 			if strings.Contains(out, "sleep-2-done") {
+				t.Errorf("sleep was not interrupted: %q", out)
+			}
+			// So does a SIGINT sent to the process, in every mode.
+			p.Write([]byte("sleep 50; echo sleep-$((2+1))-done\n"))
+			time.Sleep(300 * time.Millisecond)
+			if err := p.Signal(context.Background(), SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			p.Write([]byte("echo alive-$((40+3))\n"))
+			out, seq = followUntil(t, p, seq, "alive-43")
+			if strings.Contains(out, "sleep-3-done") {
 				t.Errorf("sleep was not interrupted: %q", out)
 			}
 			es, _ := p.Output(context.Background(), 0)
