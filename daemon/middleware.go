@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/agentbe/agent-backend/internal/sse"
 )
 
 // statusWriter records the status and size of a response for the access
@@ -26,31 +28,92 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Write writes p a chunk at a time, each bounded by responseWriteTimeout
+// (see bound).
 func (w *statusWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	n, err := w.ResponseWriter.Write(p)
-	w.bytes += int64(n)
-	return n, err
+	written := 0
+	for {
+		chunk := p[written:]
+		if len(chunk) > responseChunk {
+			chunk = chunk[:responseChunk]
+		}
+		w.bound()
+		n, err := w.ResponseWriter.Write(chunk)
+		written += n
+		w.bytes += int64(n)
+		if err != nil || written == len(p) {
+			return written, err
+		}
+	}
 }
 
 // ReadFrom keeps the response's own ReadFrom (sendfile from a file that
-// gives its descriptor) reachable through the access log's wrapper.
+// gives its descriptor) reachable through the access log's wrapper. It
+// copies responseCopyChunk at a time, each bounded as Write's chunks are
+// (a LimitedReader of a file still goes by sendfile).
 func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	var n int64
-	var err error
-	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
-		n, err = rf.ReadFrom(r)
-	} else {
-		n, err = io.Copy(struct{ io.Writer }{w.ResponseWriter}, r)
+	rf, ok := w.ResponseWriter.(io.ReaderFrom)
+	if !ok {
+		rf = readerFrom{w.ResponseWriter}
 	}
-	w.bytes += n
-	return n, err
+	if lr, ok := r.(*io.LimitedReader); ok && lr.N <= responseCopyChunk {
+		// One chunk already (io.CopyN, acp's sendWhole): as it is.
+		w.bound()
+		n, err := rf.ReadFrom(r)
+		w.bytes += n
+		return n, err
+	}
+	var total int64
+	for {
+		w.bound()
+		n, err := rf.ReadFrom(io.LimitReader(r, responseCopyChunk))
+		total += n
+		w.bytes += n
+		if err != nil || n < responseCopyChunk {
+			return total, err
+		}
+	}
 }
+
+// readerFrom copies into a writer without a ReadFrom of its own.
+type readerFrom struct{ w io.Writer }
+
+func (r readerFrom) ReadFrom(src io.Reader) (int64, error) {
+	return io.Copy(struct{ io.Writer }{r.w}, src)
+}
+
+// bound gives the next write to the connection responseWriteTimeout: a
+// client that takes nothing of a response for that long is gone or stuck,
+// and the handler's write fails instead of holding its goroutine, its
+// buffers and its tenant's share for as long as the connection stays
+// open. Each chunk gets the bound anew, so a slow client that keeps
+// reading is served to the end.
+func (w *statusWriter) bound() {
+	if d, ok := w.ResponseWriter.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		_ = d.SetWriteDeadline(time.Now().Add(responseWriteTimeout))
+	}
+}
+
+// responseWriteTimeout bounds each chunk of a response the daemon writes;
+// event streams bound each of their writes the same way (internal/sse). A
+// variable for tests.
+var responseWriteTimeout = sse.DefaultWriteTimeout
+
+// responseChunk is how much of a response one bounded Write carries, and
+// responseCopyChunk one bounded ReadFrom: a client must take that much
+// within responseWriteTimeout (about 9 and 70 KB/s). The copy's chunk is
+// acp's sendWhole step, which sendfile needs that large (1 MiB steps
+// measured 685-939 MiB/s against 1048-1553 for 8 MiB).
+const (
+	responseChunk     = 1 << 20
+	responseCopyChunk = 8 << 20
+)
 
 func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
