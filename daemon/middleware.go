@@ -19,6 +19,9 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	// ownDeadline: the handler sets its write deadlines itself (an event
+	// stream does, internal/sse), and bound leaves them alone.
+	ownDeadline bool
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -95,9 +98,19 @@ func (r readerFrom) ReadFrom(src io.Reader) (int64, error) {
 // open. Each chunk gets the bound anew, so a slow client that keeps
 // reading is served to the end.
 func (w *statusWriter) bound() {
+	if w.ownDeadline {
+		return
+	}
 	if d, ok := w.ResponseWriter.(interface{ SetWriteDeadline(time.Time) error }); ok {
 		_ = d.SetWriteDeadline(time.Now().Add(responseWriteTimeout))
 	}
+}
+
+// SetWriteDeadline passes a handler's own write deadline on (through an
+// http.ResponseController); from then on the handler's deadlines stand.
+func (w *statusWriter) SetWriteDeadline(t time.Time) error {
+	w.ownDeadline = true
+	return http.NewResponseController(w.ResponseWriter).SetWriteDeadline(t)
 }
 
 // responseWriteTimeout bounds each chunk of a response the daemon writes;
