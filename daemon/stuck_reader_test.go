@@ -24,10 +24,15 @@ func TestTenantStuckReaderGivesBack(t *testing.T) {
 	responseWriteTimeout = 500 * time.Millisecond
 	d := startTenantDaemon(t, Config{DisableSSHWS: true}, `{"mcpInFlight":1}`)
 	dir := filepath.Join(d.RootDir(), "users/alice")
-	must(t, os.MkdirAll(dir, 0o755))
 	line := strings.Repeat("a line of text ", 6) + "\n"
-	must(t, os.WriteFile(filepath.Join(dir, "big.txt"), bytes.Repeat([]byte(line), 40<<20/len(line)), 0o644))
-	must(t, os.WriteFile(filepath.Join(dir, "mid.txt"), bytes.Repeat([]byte(line), 3500<<10/len(line)), 0o644))
+	for name, size := range map[string]int{"big.txt": 40 << 20, "mid.txt": 3500 << 10} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), bytes.Repeat([]byte(line), size/len(line)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	host := strings.TrimPrefix(d.url, "http://")
 	for _, c := range []struct{ name, request string }{
 		{"download", "GET /v1/fs/file?path=big.txt HTTP/1.1\r\nHost: " + host + "\r\nAuthorization: Bearer " + aliceTok + "\r\n\r\n"},

@@ -76,7 +76,8 @@ func initOf(proc string, parent int) bool {
 }
 
 // sandboxCommand returns the process group of the init's child, the
-// command bwrap runs, waiting until deadline for the init to start it.
+// command bwrap runs, waiting until deadline for the init to start it in
+// a session of its own.
 // The init is verified as killSandboxInit does; the child by its parent.
 func sandboxCommand(rep bwrapReport, bwrap int, deadline time.Time) (int, bool) {
 	fd, err := unix.PidfdOpen(rep.ChildPID, 0)
@@ -91,7 +92,9 @@ func sandboxCommand(rep bwrapReport, bwrap int, deadline time.Time) (int, bool) 
 	for {
 		if b, err := os.ReadFile(proc + "/task/" + strconv.Itoa(rep.ChildPID) + "/children"); err == nil {
 			if f := strings.Fields(string(b)); len(f) > 0 {
-				if ppid, pgid, ok := procParentGroup("/proc/" + f[0] + "/stat"); ok && ppid == rep.ChildPID {
+				// Until it has called setsid (--new-session) the child is
+				// still in bwrap's group.
+				if ppid, pgid, ok := procParentGroup("/proc/" + f[0] + "/stat"); ok && ppid == rep.ChildPID && pgid != bwrap {
 					return pgid, true
 				}
 			}
