@@ -354,8 +354,9 @@ func TestProcessTerminalWS(t *testing.T) {
 	}
 	send(terminalFrame{Type: "input", Data: text("stty size\n")})
 	until("19 91")
-	send(terminalFrame{Type: "input", Data: text("sleep 50; echo slept-$((1+1))\n")})
-	time.Sleep(300 * time.Millisecond) // let the job start
+	// The job says when it runs: it is the terminal's foreground by then.
+	send(terminalFrame{Type: "input", Data: text("sh -c 'echo job-$((1+1)); exec sleep 50'; echo slept-$((1+1))\n")})
+	until("job-2")
 	send(terminalFrame{Type: "input", Data: text("\x03")})
 	send(terminalFrame{Type: "input", Data: text("echo alive-$((40+2))\n")})
 	until("alive-42")

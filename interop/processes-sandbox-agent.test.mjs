@@ -83,8 +83,9 @@ await until(() => screen.includes("21 81"), "stty size after a resize frame");
 await sdk.resizeProcessTerminal(sh.id, { cols: 99, rows: 33 });
 term.sendInput("stty size\n");
 await until(() => screen.includes("33 99"), "stty size after the resize route");
-term.sendInput("sleep 50; echo slept-$((1+1))\n");
-await sleep(300);
+// The job says when it runs: it is the terminal's foreground by then.
+term.sendInput("sh -c 'echo job-$((1+1)); exec sleep 50'; echo slept-$((1+1))\n");
+await until(() => screen.includes("job-2"), "the job started");
 term.sendInput("\x03");
 term.sendInput("echo alive-$((40+2))\n");
 await until(() => screen.includes("alive-42"), "the shell after ^C");
