@@ -517,14 +517,8 @@ func TestMigrateFourToThree(t *testing.T) {
 // unless asked; identical content counts as copied.
 func TestMigrateConflict(t *testing.T) {
 	ctx := context.Background()
-	daemons := []*testDaemon{startDaemon(t, ""), startDaemon(t, "")}
-	a, b := daemons[0].addr, daemons[1].addr
-	key := ""
-	for i := 0; key == ""; i++ {
-		if k := fmt.Sprint("t", i); agentbe.ShardFor(k, []string{a}) != agentbe.ShardFor(k, []string{a, b}) {
-			key = k
-		}
-	}
+	daemons, a, b, keys := twoShards(t, 1)
+	key := keys[0]
 	src := filepath.Join(daemons[0].root, "tenants", key)
 	dst := filepath.Join(daemons[1].root, "tenants", key)
 	must(t, os.MkdirAll(src, 0o755))
@@ -562,14 +556,8 @@ func TestMigrateConflict(t *testing.T) {
 // copied fails its tenant; the copy is not placed.
 func TestMigrateSourceChangedMidCopy(t *testing.T) {
 	ctx := context.Background()
-	daemons := []*testDaemon{startDaemon(t, ""), startDaemon(t, "")}
-	a, b := daemons[0].addr, daemons[1].addr
-	key := ""
-	for i := 0; key == ""; i++ {
-		if k := fmt.Sprint("t", i); agentbe.ShardFor(k, []string{a, b}) == b {
-			key = k
-		}
-	}
+	daemons, a, b, keys := twoShards(t, 1)
+	key := keys[0]
 	src := filepath.Join(daemons[0].root, "tenants", key, "f")
 	must(t, os.MkdirAll(filepath.Dir(src), 0o755))
 	must(t, os.WriteFile(src, []byte("first"), 0o644))
@@ -594,14 +582,7 @@ func TestMigrateSourceChangedMidCopy(t *testing.T) {
 // nothing is read through it or written through it.
 func TestMigrateRefusesLinkedScope(t *testing.T) {
 	ctx := context.Background()
-	daemons := []*testDaemon{startDaemon(t, ""), startDaemon(t, "")}
-	a, b := daemons[0].addr, daemons[1].addr
-	var moving []string
-	for i := 0; len(moving) < 2; i++ {
-		if k := fmt.Sprint("t", i); agentbe.ShardFor(k, []string{a, b}) == b {
-			moving = append(moving, k)
-		}
-	}
+	daemons, a, b, moving := twoShards(t, 2)
 	canary := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(canary, "secret"), []byte("CANARY"), 0o600))
 	tenants := filepath.Join(daemons[0].root, "tenants")
@@ -688,14 +669,7 @@ func TestPlanMigrationRefuses(t *testing.T) {
 // is never touched by the later runs.
 func TestMigrateDeleteSourceLater(t *testing.T) {
 	ctx := context.Background()
-	daemons := []*testDaemon{startDaemon(t, ""), startDaemon(t, "")}
-	a, b := daemons[0].addr, daemons[1].addr
-	var moving []string
-	for i := 0; len(moving) < 2; i++ {
-		if k := fmt.Sprint("t", i); agentbe.ShardFor(k, []string{a, b}) == b {
-			moving = append(moving, k)
-		}
-	}
+	daemons, a, b, moving := twoShards(t, 2)
 	for _, k := range moving {
 		dir := filepath.Join(daemons[0].root, "tenants", k)
 		must(t, os.MkdirAll(dir, 0o755))
@@ -737,14 +711,8 @@ func TestMigrateDeleteSourceLater(t *testing.T) {
 // file of another of its files is copied, not taken for a leftover.
 func TestMigrateTempNameCollision(t *testing.T) {
 	ctx := context.Background()
-	daemons := []*testDaemon{startDaemon(t, ""), startDaemon(t, "")}
-	a, b := daemons[0].addr, daemons[1].addr
-	key := ""
-	for i := 0; key == ""; i++ {
-		if k := fmt.Sprint("t", i); agentbe.ShardFor(k, []string{a, b}) == b {
-			key = k
-		}
-	}
+	daemons, a, b, keys := twoShards(t, 1)
+	key := keys[0]
 	src := filepath.Join(daemons[0].root, "tenants", key)
 	must(t, os.MkdirAll(src, 0o755))
 	must(t, os.WriteFile(filepath.Join(src, "x"), []byte("x"), 0o644))
@@ -787,16 +755,11 @@ func TestMigrateRefusesBadPlans(t *testing.T) {
 // migrations race to make it).
 func TestMigrateParallelTenantsShareParents(t *testing.T) {
 	ctx := context.Background()
-	daemons := []*testDaemon{startDaemon(t, ""), startDaemon(t, "")}
-	a, b := daemons[0].addr, daemons[1].addr
-	var keys []string
-	for i := 0; len(keys) < 16; i++ {
-		if k := fmt.Sprint("t", i); agentbe.ShardFor(k, []string{a, b}) == b {
-			keys = append(keys, k)
-			dir := filepath.Join(daemons[0].root, "deep", "prefix", k)
-			must(t, os.MkdirAll(dir, 0o755))
-			must(t, os.WriteFile(filepath.Join(dir, "f"), []byte(k), 0o644))
-		}
+	daemons, a, b, keys := twoShards(t, 16)
+	for _, k := range keys {
+		dir := filepath.Join(daemons[0].root, "deep", "prefix", k)
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, "f"), []byte(k), 0o644))
 	}
 	plan, err := agentbe.PlanMigration([]string{a}, []string{a, b}, keys, "deep/prefix")
 	must(t, err)
@@ -807,4 +770,19 @@ func TestMigrateParallelTenantsShareParents(t *testing.T) {
 			t.Errorf("%s: %q %v", k, got, err)
 		}
 	}
+}
+
+// twoShards starts two daemons and returns them, their addresses, and n
+// tenant keys ("t0", "t1", …) that the second takes over when it joins
+// the first.
+func twoShards(t *testing.T, n int) (daemons []*testDaemon, a, b string, keys []string) {
+	t.Helper()
+	daemons = []*testDaemon{startDaemon(t, ""), startDaemon(t, "")}
+	a, b = daemons[0].addr, daemons[1].addr
+	for i := 0; len(keys) < n; i++ {
+		if k := fmt.Sprint("t", i); agentbe.ShardFor(k, []string{a, b}) == b {
+			keys = append(keys, k)
+		}
+	}
+	return daemons, a, b, keys
 }
