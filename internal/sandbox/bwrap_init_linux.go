@@ -25,16 +25,23 @@ func killSandboxInit(rep bwrapReport, bwrap int) {
 		return
 	}
 	// The init ends once the kernel has ended every process of its
-	// namespace; its pidfd turns readable then.
-	deadline := time.Now().Add(initExitWait)
+	// namespace.
+	exited(fd, initExitWait)
+}
+
+// exited reports whether the process of pidfd fd has ended (its pidfd
+// turns readable then), waiting for it at most wait.
+func exited(fd int, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
 	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return
-		}
-		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(left.Milliseconds())+1)
-		if n > 0 || err != nil && err != unix.EINTR {
-			return
+		ms := max(0, int(time.Until(deadline).Milliseconds())) // never -1, which waits for ever
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, ms)
+		switch {
+		case n > 0:
+			return true
+		case err == unix.EINTR && time.Now().Before(deadline):
+		default:
+			return false
 		}
 	}
 }
@@ -90,6 +97,9 @@ func sandboxCommand(rep bwrapReport, bwrap int, deadline time.Time) (int, bool) 
 		return 0, false
 	}
 	for {
+		if exited(fd, 0) {
+			return 0, false // an init that ended (a zombie still has its namespace)
+		}
 		if b, err := os.ReadFile(proc + "/task/" + strconv.Itoa(rep.ChildPID) + "/children"); err == nil {
 			if f := strings.Fields(string(b)); len(f) > 0 {
 				// Until it has called setsid (--new-session) the child is

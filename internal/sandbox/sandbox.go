@@ -16,6 +16,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"sort"
@@ -156,6 +157,16 @@ func (c *Cmd) Kill() error {
 	if c.cg != nil {
 		c.cg.Kill()
 	}
+	return ended(err)
+}
+
+// ended treats a process group that has no process left (ESRCH: the
+// command ended, or the sandbox's end took bwrap with it and bwrap was
+// reaped) as signalled: what a signal is for has happened.
+func ended(err error) error {
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
 	return err
 }
 
@@ -170,13 +181,13 @@ func (c *Cmd) Signal(sig syscall.Signal) error {
 		return c.Kill()
 	}
 	if c.init == nil {
-		return syscall.Kill(-c.Cmd.Process.Pid, sig)
+		return ended(syscall.Kill(-c.Cmd.Process.Pid, sig))
 	}
 	pgid, ok := c.init.command(c.Cmd.Process.Pid)
 	if !ok {
 		return c.Kill()
 	}
-	return syscall.Kill(-pgid, sig)
+	return ended(syscall.Kill(-pgid, sig))
 }
 
 // Close kills the command (see Kill); it lets a backend's Destroy end the
