@@ -196,13 +196,6 @@ func (s *Server) listenEnd(id json.RawMessage) []byte {
 	b = append(b, id...)
 	b = append(b, `,"result":{"resultType":"complete","_meta":{"`+MetaSubscriptionID+`":`...)
 	b = append(b, id...)
-	b = append(b, `,"`+MetaServerInfo+`":{"name":`...)
-	b = jsonraw.AppendString(b, s.info.Name)
-	if s.info.Title != "" {
-		b = append(b, `,"title":`...)
-		b = jsonraw.AppendString(b, s.info.Title)
-	}
-	b = append(b, `,"version":`...)
-	b = jsonraw.AppendString(b, s.info.Version)
-	return append(b, "}}}}"...)
+	b = s.appendServerInfo(append(b, ','))
+	return append(b, "}}}"...)
 }

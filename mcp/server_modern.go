@@ -56,7 +56,13 @@ func (s *Server) appendModernTrailer(b []byte) []byte {
 }
 
 func (s *Server) appendMetaServerInfo(b []byte) []byte {
-	b = append(b, `,"_meta":{"`+MetaServerInfo+`":{"name":`...)
+	b = append(b, `,"_meta":{`...)
+	return append(s.appendServerInfo(b), '}')
+}
+
+// appendServerInfo appends the serverInfo member of a result's _meta.
+func (s *Server) appendServerInfo(b []byte) []byte {
+	b = append(b, `"`+MetaServerInfo+`":{"name":`...)
 	b = jsonraw.AppendString(b, s.info.Name)
 	if s.info.Title != "" {
 		b = append(b, `,"title":`...)
@@ -64,7 +70,7 @@ func (s *Server) appendMetaServerInfo(b []byte) []byte {
 	}
 	b = append(b, `,"version":`...)
 	b = jsonraw.AppendString(b, s.info.Version)
-	return append(b, "}}"...)
+	return append(b, '}')
 }
 
 // modernListResult returns the tools/list result of the modern era without
