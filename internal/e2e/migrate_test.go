@@ -260,10 +260,7 @@ func noTemps(t *testing.T, daemons []*testDaemon) {
 // links, never followed; deleting the sources comes last.
 func TestMigrateThreeToFour(t *testing.T) {
 	ctx := context.Background()
-	var daemons []*testDaemon
-	for i := 0; i < 4; i++ {
-		daemons = append(daemons, startDaemon(t, ""))
-	}
+	daemons := startDaemons(t, 4)
 	old, grown := addrs(daemons[:3]), addrs(daemons)
 	keys := tenantKeys(48)
 	fillTenants(t, daemons[:3], keys)
@@ -483,10 +480,7 @@ func sha256hex(s string) string {
 // the others, and deletes their sources.
 func TestMigrateFourToThree(t *testing.T) {
 	ctx := context.Background()
-	var daemons []*testDaemon
-	for i := 0; i < 4; i++ {
-		daemons = append(daemons, startDaemon(t, ""))
-	}
+	daemons := startDaemons(t, 4)
 	all, shrunk := addrs(daemons), addrs(daemons[:3])
 	keys := tenantKeys(24)
 	fillTenants(t, daemons, keys)
@@ -777,7 +771,7 @@ func TestMigrateParallelTenantsShareParents(t *testing.T) {
 // the first.
 func twoShards(t *testing.T, n int) (daemons []*testDaemon, a, b string, keys []string) {
 	t.Helper()
-	daemons = []*testDaemon{startDaemon(t, ""), startDaemon(t, "")}
+	daemons = startDaemons(t, 2)
 	a, b = daemons[0].addr, daemons[1].addr
 	for i := 0; len(keys) < n; i++ {
 		if k := fmt.Sprint("t", i); agentbe.ShardFor(k, []string{a, b}) == b {

@@ -76,10 +76,7 @@ func newRemotePool(t *testing.T, daemons []*testDaemon, mod func(*agentbe.PoolCo
 // a moved key's backend starts wherever it lands.)
 func TestPoolFailoverAcrossDaemons(t *testing.T) {
 	ctx := context.Background()
-	var daemons []*testDaemon
-	for i := 0; i < 3; i++ {
-		daemons = append(daemons, startDaemon(t, ""))
-	}
+	daemons := startDaemons(t, 3)
 	// One root path for all: each daemon's workspace is mounted at it in
 	// production; here the Remote's RootDir must be the daemon's own.
 	for _, d := range daemons[1:] {

@@ -54,6 +54,16 @@ func startDaemon(t testing.TB, token string) *testDaemon {
 	return d
 }
 
+// startDaemons starts n daemons without a token (startDaemon).
+func startDaemons(t testing.TB, n int) []*testDaemon {
+	t.Helper()
+	daemons := make([]*testDaemon, n)
+	for i := range daemons {
+		daemons[i] = startDaemon(t, "")
+	}
+	return daemons
+}
+
 // trackingListener records accepted connections so kill can drop them.
 type trackingListener struct {
 	net.Listener
