@@ -76,7 +76,8 @@ term.onData((d) => { screen += Buffer.from(d).toString(); });
 term.onExit((s) => { exit = s; });
 await new Promise((resolve) => term.onReady(resolve));
 term.sendInput("tty\n");
-await until(() => screen.includes("/dev/pts/"), "tty");
+// /dev/pts/N; under bwrap the terminal is the sandbox's /dev/console.
+await until(() => screen.includes("/dev/pts/") || screen.includes("/dev/console"), "tty");
 term.resize({ cols: 81, rows: 21 });
 term.sendInput("stty size\n");
 await until(() => screen.includes("21 81"), "stty size after a resize frame");

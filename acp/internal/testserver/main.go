@@ -33,17 +33,18 @@ func (a *agentFlags) Set(v string) error { *a = append(*a, v); return nil }
 func main() {
 	root := flag.String("root", "", "workspace directory")
 	listen := flag.String("listen", "127.0.0.1:0", "listen address (loopback)")
+	isolation := flag.String("isolation", "none", "isolation mode of the workspace's commands")
 	var extra agentFlags
 	flag.Var(&extra, "agent", "extra agent id=command (repeatable)")
 	flag.Parse()
-	if err := run(*root, *listen, extra); err != nil {
+	if err := run(*root, *listen, agentbe.Isolation(*isolation), extra); err != nil {
 		fmt.Fprintln(os.Stderr, "testserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(root, listen string, extra []string) error {
-	local, err := agentbe.NewLocal(agentbe.LocalConfig{RootDir: root, Isolation: agentbe.IsolationNone})
+func run(root, listen string, isolation agentbe.Isolation, extra []string) error {
+	local, err := agentbe.NewLocal(agentbe.LocalConfig{RootDir: root, Isolation: isolation})
 	if err != nil {
 		return err
 	}
