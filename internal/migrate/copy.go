@@ -581,14 +581,36 @@ func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo)
 		}
 	}
 	if err := tc.dst.SFTP.Rename(ctx, tmp, dp); err != nil {
+		if ctx.Err() != nil && tc.renamed(ctx, tmp, dp) {
+			placed = true
+			tc.copied(n)
+		}
 		return err
 	}
 	placed = true
+	tc.copied(n)
+	return tc.recordFile(ctx, e, dp, sum)
+}
+
+// copied counts a file of n bytes this run placed.
+func (tc *tenantCopy) copied(n int64) {
 	tc.mu.Lock()
 	tc.res.CopiedFiles++
 	tc.res.CopiedBytes += n
 	tc.mu.Unlock()
-	return tc.recordFile(ctx, e, dp, sum)
+}
+
+// renamed tells whether a rename of tmp to dp that was cancelled while in
+// flight took place on the server all the same, so the run counts the file
+// it placed (the next run finds it and verifies it without copying it).
+func (tc *tenantCopy) renamed(ctx context.Context, tmp, dp string) bool {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := tc.dst.SFTP.Lstat(cctx, tmp); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	fi, err := tc.dst.SFTP.Lstat(cctx, dp)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // TempName is the name a file at dp is copied under before it is
