@@ -26,6 +26,10 @@ const TempPrefix = ".agentbe-migrate-"
 // written to its temporary name, before it is verified.
 var CopiedHook func(m Move, rel string)
 
+// RenameHook, set by tests, runs before a verified file is renamed into
+// place.
+var RenameHook func(m Move, rel string)
+
 // statusOpUnsupported is SFTP's SSH_FX_OP_UNSUPPORTED.
 const statusOpUnsupported = 8
 
@@ -506,15 +510,16 @@ func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo)
 	}
 	out, err := tc.dst.SFTP.OpenFile(ctx, tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		if ctx.Err() != nil { // the server may have created it all the same
+			tc.removeTemp(ctx, tmp)
+		}
 		return err
 	}
 	placed := false
 	defer func() {
 		if !placed {
 			out.Close()
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			tc.dst.SFTP.Remove(cctx, tmp) // a run after a lost link removes it
-			cancel()
+			tc.removeTemp(ctx, tmp)
 		}
 	}()
 	in, err := tc.src.SFTP.Open(ctx, sp)
@@ -580,6 +585,9 @@ func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo)
 			return err
 		}
 	}
+	if RenameHook != nil {
+		RenameHook(tc.m, e.rel)
+	}
 	if err := tc.dst.SFTP.Rename(ctx, tmp, dp); err != nil {
 		if ctx.Err() != nil && tc.renamed(ctx, tmp, dp) {
 			placed = true
@@ -590,6 +598,14 @@ func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo)
 	placed = true
 	tc.copied(n)
 	return tc.recordFile(ctx, e, dp, sum)
+}
+
+// removeTemp removes the temporary file tmp of a copy that failed, even
+// when ctx is cancelled; a run after a lost link removes what is left.
+func (tc *tenantCopy) removeTemp(ctx context.Context, tmp string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	tc.dst.SFTP.Remove(cctx, tmp)
 }
 
 // copied counts a file of n bytes this run placed.
