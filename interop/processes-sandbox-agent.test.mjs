@@ -1,8 +1,9 @@
 // Drives agentbe's /v1/processes with sandbox-agent's own TypeScript SDK
-// (0.4.2), unchanged: config, run, create, list, get, logs (plain and
-// followed), input, stop, kill, delete, and a terminal session over the
-// WebSocket (tty, resize, ^C). Run by acp/process_interop_test.go against
-// acp/internal/testserver (Node 20 needs --experimental-websocket):
+// (0.4.2), unchanged: config and its concurrency limit, run, create,
+// list, get, logs (plain and followed), input, stop, kill, delete, and a
+// terminal session over the WebSocket (tty, resize, ^C). Run by
+// acp/process_interop_test.go against acp/internal/testserver (Node 20
+// needs --experimental-websocket):
 //
 //	BASE_URL=http://127.0.0.1:PORT node --experimental-websocket processes-sandbox-agent.test.mjs
 //
@@ -26,6 +27,20 @@ async function until(fn, what) {
 // Config.
 const cfg = await sdk.getProcessConfig();
 assert.equal(cfg.maxConcurrentProcesses, 64);
+assert.deepEqual(await sdk.setProcessConfig(cfg), cfg);
+
+// The concurrency limit as the SDK sees it: a start over it is refused
+// (409, a problem naming the limit); a run is not counted against it.
+await sdk.setProcessConfig({ ...cfg, maxConcurrentProcesses: 1 });
+const held = await sdk.createProcess({ command: "sleep", args: ["30"] });
+await assert.rejects(sdk.createProcess({ command: "true" }), (e) => {
+  assert.equal(e.status, 409);
+  assert.match(e.problem?.detail ?? "", /max concurrent process limit reached \(1\)/);
+  return true;
+});
+assert.equal((await sdk.runProcess({ command: "sh", args: ["-c", "exit 4"] })).exitCode, 4);
+assert.equal((await sdk.killProcess(held.id, { waitMs: 3000 })).status, "exited");
+await sdk.deleteProcess(held.id);
 assert.deepEqual(await sdk.setProcessConfig(cfg), cfg);
 
 // Run.
