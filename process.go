@@ -181,7 +181,9 @@ func (p *Process) WriteContext(ctx context.Context, b []byte) (int, error) {
 func (p *Process) CloseStdin(ctx context.Context) error { return p.impl.closeStdin(ctx) }
 
 // Signal sends sig to the process's whole process group (and, in TTY mode,
-// to the terminal's foreground group). Sending to an exited process does
+// to the terminal's foreground group). In TTY mode SIGINT goes where ^C
+// would: to the foreground group only, so an interactive shell is left
+// alone while a job of its runs. Sending to an exited process does
 // nothing.
 func (p *Process) Signal(ctx context.Context, sig Signal) error { return p.impl.signal(ctx, sig) }
 

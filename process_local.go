@@ -487,7 +487,17 @@ func (p *localProc) signal(_ context.Context, sig Signal) error {
 		return nil
 	}
 	if p.master != nil {
-		if pg := pty.ForegroundGroup(p.master); pg > 0 && pg != p.pid {
+		pg := pty.ForegroundGroup(p.master)
+		if s == syscall.SIGINT && pg > 0 {
+			// As ^C: the foreground group only. An interactive shell
+			// that got it too while its job ran could take it once back
+			// at its prompt, and drop the next line it reads.
+			if err := syscall.Kill(-pg, s); err != nil && !errors.Is(err, syscall.ESRCH) {
+				return err
+			}
+			return nil
+		}
+		if pg > 0 && pg != p.pid {
 			_ = syscall.Kill(-pg, s)
 		}
 	}
