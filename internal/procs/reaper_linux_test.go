@@ -83,12 +83,13 @@ func TestParseProcStat(t *testing.T) {
 		want procStat
 		ok   bool
 	}{
-		{"42 (bwrap) Z 1 42 42 0 -1 4194560 95 0 0 0 0 0 0 0 20 0 1 0 123456 0 0", procStat{'Z', 1, 123456}, true},
-		{"7 (a) (b) c) S 3 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 1 2", procStat{'S', 3, 99}, true},
+		{"42 (bwrap) Z 1 42 42 0 -1 4194560 95 0 0 0 0 0 0 0 20 0 1 0 123456 0 0", procStat{'Z', 1, 42, 123456}, true},
+		{"7 (a) (b) c) S 3 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 1 2", procStat{'S', 3, 7, 99}, true},
 		{"7 (short) S 3 7", procStat{}, false},
 		{"no parenthesis S 3", procStat{}, false},
 		{"7 (x) SS 3 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99", procStat{}, false},
 		{"7 (x) S x 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99", procStat{}, false},
+		{"7 (x) S 3 y 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99", procStat{}, false},
 	}
 	for _, tt := range tests {
 		got, ok := parseProcStat([]byte(tt.line))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbe/agent-backend/internal/procs"
 	"golang.org/x/sys/unix"
 )
 
@@ -104,7 +105,8 @@ func sandboxCommand(rep bwrapReport, bwrap int, deadline time.Time) (int, bool) 
 			if f := strings.Fields(string(b)); len(f) > 0 {
 				// Until it has called setsid (--new-session) the child is
 				// still in bwrap's group.
-				if ppid, pgid, ok := procParentGroup("/proc/" + f[0] + "/stat"); ok && ppid == rep.ChildPID && pgid != bwrap {
+				pid, _ := strconv.Atoi(f[0])
+				if ppid, pgid, ok := procs.ParentGroup(pid); ok && ppid == rep.ChildPID && pgid > 0 && pgid != bwrap {
 					return pgid, true
 				}
 			}
@@ -116,24 +118,4 @@ func sandboxCommand(rep bwrapReport, bwrap int, deadline time.Time) (int, bool) 
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// procParentGroup reads a process's parent and process group from its
-// stat file (the fields after the parenthesised name).
-func procParentGroup(stat string) (ppid, pgid int, ok bool) {
-	b, err := os.ReadFile(stat)
-	if err != nil {
-		return 0, 0, false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 3 {
-		return 0, 0, false
-	}
-	ppid, err1 := strconv.Atoi(f[1])
-	pgid, err2 := strconv.Atoi(f[2])
-	return ppid, pgid, err1 == nil && err2 == nil && pgid > 0
 }
