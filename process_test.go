@@ -227,6 +227,34 @@ func TestProcessSignalAtStart(t *testing.T) {
 	}
 }
 
+// TestProcessPTYSigintSparesShell: a SIGINT sent to a terminal process
+// goes where ^C would, to the foreground job only. An interactive shell
+// whose trap on INT would say so is left alone while its job runs; had it
+// got the signal too, it could take it back at its prompt and drop the
+// next line (TestProcessPTY failed so under bwrap).
+func TestProcessPTYSigintSparesShell(t *testing.T) {
+	for _, mode := range procModes(t) {
+		t.Run(string(mode), func(t *testing.T) {
+			l := procLocal(t, mode, LocalConfig{})
+			p := startProc(t, l, "sh", ProcessOptions{Args: []string{"-i"}, TTY: true})
+			defer p.Kill(context.Background())
+			p.Write([]byte("trap 'echo shell-got-$((6*7))' INT; echo trap-$((1+1))\n"))
+			_, seq := followUntil(t, p, 0, "trap-2")
+			// The job ends by exit 0 when interrupted: an interactive shell
+			// whose job dies of SIGINT runs its own INT trap as well.
+			p.Write([]byte("sh -c 'trap \"exit 0\" INT; echo job-$((1+1)); while :; do sleep 0.1; done'\n"))
+			_, seq = followUntil(t, p, seq, "job-2")
+			if err := p.Signal(context.Background(), SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			p.Write([]byte("echo alive-$((40+2))\n"))
+			if out, _ := followUntil(t, p, seq, "alive-42"); strings.Contains(out, "shell-got-42") {
+				t.Errorf("the shell got the SIGINT meant for its job: %q", out)
+			}
+		})
+	}
+}
+
 func TestProcessRingOverflowReported(t *testing.T) {
 	l := procLocal(t, IsolationNone, LocalConfig{})
 	p := startProc(t, l, "head -c 300000 /dev/zero | tr '\\0' x; echo end", ProcessOptions{OutputBytes: 64})

@@ -25,10 +25,10 @@ func TestTenantStuckReaderGivesBack(t *testing.T) {
 	d := startTenantDaemon(t, Config{DisableSSHWS: true}, `{"mcpInFlight":1}`)
 	dir := filepath.Join(d.RootDir(), "users/alice")
 	line := strings.Repeat("a line of text ", 6) + "\n"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for name, size := range map[string]int{"big.txt": 40 << 20, "mid.txt": 3500 << 10} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		if err := os.WriteFile(filepath.Join(dir, name), bytes.Repeat([]byte(line), size/len(line)), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -14,11 +14,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentbe/agent-backend/internal/sse"
-
-	"github.com/agentbe/agent-backend/internal/jsonraw"
-
 	"github.com/agentbe/agent-backend/internal/hostcheck"
+	"github.com/agentbe/agent-backend/internal/jsonraw"
+	"github.com/agentbe/agent-backend/internal/sse"
 )
 
 // DefaultMaxBodyBytes is the request body limit of the HTTP handler when

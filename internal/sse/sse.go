@@ -34,7 +34,9 @@ type Stream struct {
 // (Content-Type, Cache-Control unless the caller set one, and
 // X-Accel-Buffering so that a proxy does not hold events back), sends
 // them, and returns the stream. Each write must be taken by the client
-// within timeout (0 means DefaultWriteTimeout).
+// within timeout (0 means DefaultWriteTimeout). When sending the headers
+// fails, the stream is returned with the error, failed: its writes return
+// ErrClosed.
 func Start(w http.ResponseWriter, timeout time.Duration) (*Stream, error) {
 	if timeout <= 0 {
 		timeout = DefaultWriteTimeout
