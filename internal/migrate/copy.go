@@ -603,9 +603,15 @@ func (tc *tenantCopy) transfer(ctx context.Context, e srcEntry, dfi fs.FileInfo)
 // removeTemp removes the temporary file tmp of a copy that failed, even
 // when ctx is cancelled; a run after a lost link removes what is left.
 func (tc *tenantCopy) removeTemp(ctx context.Context, tmp string) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	cctx, cancel := detached(ctx)
 	defer cancel()
 	tc.dst.SFTP.Remove(cctx, tmp)
+}
+
+// detached is ctx without its cancellation, for the clean-up of a copy
+// that failed or was cancelled, bounded so a lost link cannot hold it.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 }
 
 // copied counts a file of n bytes this run placed.
@@ -620,7 +626,7 @@ func (tc *tenantCopy) copied(n int64) {
 // flight took place on the server all the same, so the run counts the file
 // it placed (the next run finds it and verifies it without copying it).
 func (tc *tenantCopy) renamed(ctx context.Context, tmp, dp string) bool {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	cctx, cancel := detached(ctx)
 	defer cancel()
 	if _, err := tc.dst.SFTP.Lstat(cctx, tmp); !errors.Is(err, fs.ErrNotExist) {
 		return false
